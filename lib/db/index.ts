@@ -1,0 +1,3 @@
+export * from './ddl.js'
+export * from './embedded.js'
+export * from './types.js'

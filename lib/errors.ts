@@ -1,0 +1,124 @@
+import createError, { type FastifyErrorConstructor } from '@fastify/error'
+
+/**
+ * Every error a client can see, in one place (SPEC §1). Each constant's name is its code; each
+ * declares its status. `docs/errors.md` lists every code (a test checks it).
+ */
+
+type Ctor = FastifyErrorConstructor<{ code: string, statusCode: number }, any[]>
+const make = (code: string, message: string, status: number): Ctor =>
+  createError(code, message, status) as unknown as Ctor
+
+// Query string (400)
+export const TABLECRUD_ERR_QS_UNKNOWN_FIELD = make('TABLECRUD_ERR_QS_UNKNOWN_FIELD', "%s isn't a valid field name.", 400)
+export const TABLECRUD_ERR_QS_UNKNOWN_OPERATOR = make('TABLECRUD_ERR_QS_UNKNOWN_OPERATOR', '%s is not an operator: use one of %s.', 400)
+export const TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE = make('TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE', 'The operator %s does not apply to %s, a %s column.', 400)
+export const TABLECRUD_ERR_QS_UNKNOWN_MATCH = make('TABLECRUD_ERR_QS_UNKNOWN_MATCH', '%s is not a match type: use one of contains, exact, starts, ends.', 400)
+export const TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE = make('TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE', '%s__match applies to text columns only.', 400)
+export const TABLECRUD_ERR_QS_INVALID_VALUE = make('TABLECRUD_ERR_QS_INVALID_VALUE', 'The value %s of %s is not a valid %s.', 400)
+export const TABLECRUD_ERR_QS_MISSING_VALUE = make('TABLECRUD_ERR_QS_MISSING_VALUE', '%s__operator=%s needs a value for %s.', 400)
+export const TABLECRUD_ERR_QS_REPEATED = make('TABLECRUD_ERR_QS_REPEATED', '%s is given more than once.', 400)
+export const TABLECRUD_ERR_QS_INVALID_PAGE = make('TABLECRUD_ERR_QS_INVALID_PAGE', '__page must be an integer of 1 or more.', 400)
+export const TABLECRUD_ERR_QS_INVALID_PAGE_SIZE = make('TABLECRUD_ERR_QS_INVALID_PAGE_SIZE', '__page_size must be an integer from 1 to %s.', 400)
+export const TABLECRUD_ERR_QS_INVALID_BOOLEAN = make('TABLECRUD_ERR_QS_INVALID_BOOLEAN', '%s must be true or false.', 400)
+export const TABLECRUD_ERR_QS_MAX_JOIN_DEPTH = make('TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded', 400)
+export const TABLECRUD_ERR_QS_INVALID_NUMBER = make('TABLECRUD_ERR_QS_INVALID_NUMBER', '%s must be a non-negative integer.', 400)
+export const TABLECRUD_ERR_QS_INVALID_STRING = make('TABLECRUD_ERR_QS_INVALID_STRING', '%s must be a string without NUL characters.', 400)
+
+// Path and route
+export const TABLECRUD_ERR_ID_INVALID = make('TABLECRUD_ERR_ID_INVALID', 'The ID is invalid', 400)
+export const TABLECRUD_ERR_ROW_NOT_FOUND = make('TABLECRUD_ERR_ROW_NOT_FOUND', 'No %s row has the id %s.', 404)
+export const TABLECRUD_ERR_ROUTE_NOT_FOUND = make('TABLECRUD_ERR_ROUTE_NOT_FOUND', 'Route %s:%s not found', 404)
+export const TABLECRUD_ERR_METHOD_NOT_ALLOWED = make('TABLECRUD_ERR_METHOD_NOT_ALLOWED', '%s is not allowed on %s.', 405)
+
+// Bodies
+export const TABLECRUD_ERR_BODY_INVALID = make('TABLECRUD_ERR_BODY_INVALID', 'The body is invalid: %s', 400)
+export const TABLECRUD_ERR_BODY_NOT_JSON = make('TABLECRUD_ERR_BODY_NOT_JSON', 'The body is not valid JSON.', 400)
+export const TABLECRUD_ERR_BODY_MEDIA_TYPE = make('TABLECRUD_ERR_BODY_MEDIA_TYPE', 'The body must be application/json, not %s.', 415)
+export const TABLECRUD_ERR_BODY_TOO_LARGE = make('TABLECRUD_ERR_BODY_TOO_LARGE', 'The body is too large.', 413)
+export const TABLECRUD_ERR_BODY_ID_MISMATCH = make('TABLECRUD_ERR_BODY_ID_MISMATCH', 'The body %s differs from the id in the path.', 400)
+
+// Validators and hooks
+export const TABLECRUD_ERR_VALIDATION = make('TABLECRUD_ERR_VALIDATION', 'Validation error', 400)
+export const TABLECRUD_ERR_HOOK = make('TABLECRUD_ERR_HOOK', '%s', 400)
+
+// Database
+export const TABLECRUD_ERR_DB_UNIQUE = make('TABLECRUD_ERR_DB_UNIQUE', '%s', 422)
+export const TABLECRUD_ERR_DB_FOREIGN_KEY = make('TABLECRUD_ERR_DB_FOREIGN_KEY', '%s', 422)
+export const TABLECRUD_ERR_DB_NOT_NULL = make('TABLECRUD_ERR_DB_NOT_NULL', '%s', 422)
+export const TABLECRUD_ERR_DB_CHECK = make('TABLECRUD_ERR_DB_CHECK', '%s', 422)
+export const TABLECRUD_ERR_DB_DATA = make('TABLECRUD_ERR_DB_DATA', '%s', 400)
+export const TABLECRUD_ERR_DB_UNAVAILABLE = make('TABLECRUD_ERR_DB_UNAVAILABLE', 'The database is unavailable; try again shortly.', 503)
+export const TABLECRUD_ERR_INTERNAL = make('TABLECRUD_ERR_INTERNAL', 'Internal Server Error', 500)
+
+/** Seconds a client is asked to wait after a 503. */
+export const RETRY_AFTER_SECONDS = 5
+
+/**
+ * What validators and hooks throw to answer with a status of their choosing.
+ * @example throw new HttpError(403, 'Superusers only')
+ */
+export class HttpError extends Error {
+  readonly statusCode: number
+  readonly code: string
+  constructor (statusCode: number, message: string, code = 'TABLECRUD_ERR_REFUSED') {
+    super(message)
+    this.name = 'HttpError'
+    this.statusCode = statusCode
+    this.code = code
+  }
+}
+
+/** Attaches extra members of the error body (`validFields`, `details`, ...). */
+export function withBody<E extends Error> (error: E, body: Record<string, unknown>): E {
+  Object.defineProperty(error, 'body', { value: body, enumerable: false })
+  return error
+}
+
+export function bodyOf (error: unknown): Record<string, unknown> | undefined {
+  return (error as { body?: Record<string, unknown> }).body
+}
+
+interface PgError {
+  code?: string
+  message: string
+  constraint?: string
+  column?: string
+  detail?: string
+}
+
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'])
+const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|Cannot use a pool after calling end)/
+
+function columnsOf (error: PgError): string[] | undefined {
+  if (error.column !== undefined) return [error.column]
+  const key = /^Key \((.+?)\)=/.exec(error.detail ?? '')
+  return key === null ? undefined : key[1]!.split(', ').map((c) => c.replace(/^"|"$/g, ''))
+}
+
+/**
+ * Maps an error from pg to a coded HTTP error, or returns undefined when it is not one:
+ * constraint violations are 422s naming the constraint and columns, data errors 400s, and
+ * anything that says the database cannot answer now a 503.
+ */
+export function fromDatabaseError (error: unknown): Error | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  const e = error as PgError
+  const sqlstate = e.code ?? ''
+  const constraintError = (Ctor: Ctor): Error => withBody(new Ctor(e.message), {
+    details: { constraint: e.constraint ?? null, columns: columnsOf(e) ?? [], detail: e.detail ?? null }
+  })
+  switch (sqlstate) {
+    case '23505': return constraintError(TABLECRUD_ERR_DB_UNIQUE)
+    case '23503': case '23001': return constraintError(TABLECRUD_ERR_DB_FOREIGN_KEY)
+    case '23502': return constraintError(TABLECRUD_ERR_DB_NOT_NULL)
+    case '23514': case '23P01': return constraintError(TABLECRUD_ERR_DB_CHECK)
+  }
+  if (sqlstate.startsWith('22')) return new TABLECRUD_ERR_DB_DATA(e.message)
+  if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||
+      sqlstate === '40001' || sqlstate === '40P01' || CONNECTION_CODES.has(sqlstate) ||
+      CONNECTION_MESSAGES.test(e.message ?? '')) {
+    return new TABLECRUD_ERR_DB_UNAVAILABLE()
+  }
+  return undefined
+}

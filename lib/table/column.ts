@@ -1,0 +1,149 @@
+import type { Table } from './table.js'
+
+export type ColumnType =
+  | 'serial' | 'varchar' | 'text' | 'integer' | 'real' | 'numeric'
+  | 'boolean' | 'timestamp' | 'foreignKey' | 'array' | 'email'
+
+export type OnDelete = 'cascade' | 'restrict' | 'set null' | 'set default' | 'no action'
+
+/** A choice is a bare value, or a value with the label a form shows for it. */
+export type Choice = string | number | boolean | { value: string | number | boolean, displayName?: string }
+
+export interface ColumnOptions {
+  /** Nullable; default false (ForeignKey: true). */
+  null?: boolean
+  default?: unknown
+  unique?: boolean
+  index?: boolean
+  /** Never selected, returned or filtered on while `excludeSecrets` holds. */
+  secret?: boolean
+  /** Must be given on POST and PUT. */
+  required?: boolean
+  choices?: Record<string, Choice>
+  helpText?: string
+  primaryKey?: boolean
+}
+
+export interface NormalizedChoice { value: string | number | boolean, displayName: string }
+
+/** What every column carries once built; `name` and `table` are set by `defineTable`. */
+export interface ColumnSpec {
+  readonly type: ColumnType
+  readonly nullable: boolean
+  readonly hasDefault: boolean
+  readonly default: unknown
+  readonly unique: boolean
+  readonly index: boolean
+  readonly secret: boolean
+  readonly required: boolean
+  readonly choices: ReadonlyMap<string, NormalizedChoice> | null
+  readonly helpText: string | null
+  readonly primaryKey: boolean
+  /** Varchar only. */
+  readonly length?: number
+  /** Numeric only: [precision, scale]. */
+  readonly digits?: readonly [number, number]
+  /** ForeignKey only. */
+  readonly target?: () => Table
+  readonly onDelete?: OnDelete
+  /** Array only: the element column (itself possibly an array). */
+  readonly element?: ColumnSpec
+}
+
+/**
+ * A column builder's result. `T` is the value type, `N` whether it is nullable and `P` whether
+ * it is the primary key: they exist for `RowOf` only.
+ */
+export interface Column<T = unknown, N extends boolean = boolean, P extends boolean = boolean> extends ColumnSpec {
+  readonly __value?: T
+  readonly __nullable?: N
+  readonly __primary?: P
+}
+
+export type AnyColumn = Column<any, boolean, boolean>
+
+type Nullable<O, Default extends boolean> = O extends { null: true } ? true : O extends { null: false } ? false : Default
+type Primary<O> = O extends { primaryKey: true } ? true : false
+
+export type Built<T, O, DefaultNull extends boolean = false> = Column<T, Nullable<O, DefaultNull>, Primary<O>>
+
+/** Turns `{ choice_name: 'Label' }`-style input into one shape: value and display name. */
+export function displayName (name: string): string {
+  return name.split('_').filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join(' ')
+}
+
+function normalizeChoices (choices: Record<string, Choice> | undefined): ReadonlyMap<string, NormalizedChoice> | null {
+  if (choices === undefined) return null
+  const map = new Map<string, NormalizedChoice>()
+  for (const [name, choice] of Object.entries(choices)) {
+    map.set(name, typeof choice === 'object' && choice !== null
+      ? { value: choice.value, displayName: choice.displayName ?? displayName(name) }
+      : { value: choice, displayName: displayName(name) })
+  }
+  return map
+}
+
+function build (type: ColumnType, options: ColumnOptions, extra: Partial<ColumnSpec> = {}, defaultNull = false): ColumnSpec {
+  return Object.freeze({
+    type,
+    nullable: options.null ?? defaultNull,
+    hasDefault: Object.hasOwn(options, 'default') && options.default !== undefined,
+    default: options.default,
+    unique: options.unique ?? false,
+    index: options.index ?? false,
+    secret: options.secret ?? false,
+    required: options.required ?? false,
+    choices: normalizeChoices(options.choices),
+    helpText: options.helpText ?? null,
+    primaryKey: options.primaryKey ?? false,
+    ...extra
+  })
+}
+
+type Bare = Omit<ColumnOptions, 'choices'>
+
+/** Column builders, one per type of SPEC §2.2. */
+export const column = {
+  serial: <O extends Bare = {}>(options?: O): Built<number, O> => build('serial', options ?? {}),
+  integer: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('integer', options ?? {}),
+  real: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('real', options ?? {}),
+  /** Exact decimal; its JSON value is a string such as `"12.50"`. */
+  numeric: <O extends ColumnOptions & { digits: readonly [number, number] }>(options: O): Built<string, O> =>
+    build('numeric', options, { digits: [options.digits[0], options.digits[1]] }),
+  boolean: <O extends ColumnOptions = {}>(options?: O): Built<boolean, O> => build('boolean', options ?? {}),
+  varchar: <O extends ColumnOptions & { length: number }>(options: O): Built<string, O> =>
+    build('varchar', options, { length: options.length }),
+  text: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('text', options ?? {}),
+  email: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('email', options ?? {}),
+  /** A timestamp without zone, on the wire `YYYY-MM-DDTHH:MM:SS[.ffffff]`. */
+  timestamp: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('timestamp', options ?? {}),
+  /**
+   * A reference to another table's primary key. Pass the table, or a thunk returning it for
+   * cycles and self-references. `K` is the referenced key's type (a number unless given).
+   */
+  foreignKey: <K extends number | string = number, O extends ColumnOptions & { onDelete?: OnDelete } = {}>(
+    target: Table | (() => Table), options?: O
+  ): Built<K, O, true> => {
+    const resolve = typeof target === 'function' ? target : () => target
+    return build('foreignKey', options ?? {}, { target: resolve, onDelete: options?.onDelete ?? 'cascade' }, true)
+  },
+  /** An array of any column type, nested arrays for more dimensions. */
+  array: <E extends AnyColumn, O extends ColumnOptions = {}>(element: E, options?: O): Built<Array<ValueOf<E>>, O> =>
+    build('array', options ?? {}, { element })
+}
+
+export type ValueOf<C> = C extends Column<infer T, infer N, any> ? (N extends true ? T | null : T) : never
+
+/** Array nesting depth: 0 for scalars. */
+export function dimensions (col: ColumnSpec): number {
+  let depth = 0
+  for (let c: ColumnSpec | undefined = col; c?.type === 'array'; c = c.element) depth++
+  return depth
+}
+
+/** The innermost element column of an array, or the column itself. */
+export function scalarOf (col: ColumnSpec): ColumnSpec {
+  let c = col
+  while (c.type === 'array') c = c.element!
+  return c
+}

@@ -1,0 +1,151 @@
+import { column as col, type AnyColumn, type Column, type ColumnSpec, type ValueOf } from './column.js'
+
+export interface TableColumn extends ColumnSpec {
+  readonly name: string
+}
+
+export interface Readable {
+  /** `%s` placeholders, one per column. */
+  readonly template: string
+  readonly columns: readonly string[]
+}
+
+export interface TableOptions {
+  /** How a row is shown to people: a column name, or a template over several columns. Default: the primary key. */
+  readable?: string | { template: string, columns: string[] }
+  helpText?: string
+}
+
+type HasPrimary<C> = true extends { [K in keyof C]: C[K] extends Column<any, any, true> ? true : false }[keyof C] ? true : false
+export type WithPrimary<C> = HasPrimary<C> extends true ? C : { id: Column<number, false, true> } & C
+
+export interface Table<C extends Record<string, AnyColumn> = Record<string, AnyColumn>> {
+  readonly name: string
+  /** Columns in declaration order, the added `id` first. */
+  readonly columns: readonly TableColumn[]
+  readonly columnMap: ReadonlyMap<string, TableColumn>
+  readonly primaryKey: TableColumn
+  readonly readable: Readable
+  readonly helpText: string | null
+  /** Type-level only: the columns as declared. */
+  readonly __columns?: C
+}
+
+/** The row type of a table: `RowOf<typeof movie>`. */
+export type RowOf<T> = T extends Table<infer C> ? { [K in keyof C]: ValueOf<C[K]> } : never
+
+/** Every table made by `defineTable` in this process, for `/references/` (SPEC §6.16). */
+const registry = new Set<Table>()
+
+export function allTables (): readonly Table[] {
+  return [...registry]
+}
+
+export function isTable (value: unknown): value is Table {
+  return registry.has(value as Table)
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+const PRIMARY_KEY_TYPES = new Set(['serial', 'integer', 'varchar', 'text'])
+
+class DefinitionError extends Error {
+  constructor (table: string, column: string | null, message: string) {
+    super(column === null ? `Table ${table}: ${message}` : `Table ${table}, column ${column}: ${message}`)
+    this.name = 'TableDefinitionError'
+  }
+}
+
+function checkIdentifier (table: string, column: string | null, name: string): void {
+  if (!IDENTIFIER.test(name)) throw new DefinitionError(table, column, `"${name}" is not a valid identifier (letters, digits and _, not starting with a digit)`)
+  if (Buffer.byteLength(name) > 63) throw new DefinitionError(table, column, `"${name}" is longer than PostgreSQL's 63-byte identifier limit`)
+}
+
+function checkColumn (table: string, name: string, spec: ColumnSpec, inArray = false): void {
+  const fail = (message: string): never => { throw new DefinitionError(table, name, message) }
+  if (typeof spec !== 'object' || spec === null || typeof spec.type !== 'string') fail('is not a column (use the column.* builders)')
+  switch (spec.type) {
+    case 'varchar':
+      if (!Number.isInteger(spec.length) || spec.length! < 1 || spec.length! > 10485760) fail('a varchar needs a length between 1 and 10485760')
+      break
+    case 'numeric': {
+      const [precision, scale] = spec.digits ?? [NaN, NaN]
+      if (!Number.isInteger(precision) || !Number.isInteger(scale) || precision < 1 || precision > 1000 || scale < 0 || scale > precision) {
+        fail('numeric digits must be [precision, scale] with 1 <= precision <= 1000 and 0 <= scale <= precision')
+      }
+      break
+    }
+    case 'foreignKey':
+      if (inArray) fail('an array cannot hold foreign keys')
+      if (typeof spec.target !== 'function') fail('a foreign key needs a target table')
+      break
+    case 'serial':
+      if (inArray) fail('an array cannot hold serials')
+      break
+    case 'array':
+      if (spec.element === undefined) fail('an array needs an element column')
+      checkColumn(table, name, spec.element!, true)
+      break
+  }
+  if (spec.primaryKey) {
+    if (!PRIMARY_KEY_TYPES.has(spec.type)) fail(`a ${spec.type} column cannot be the primary key`)
+    if (spec.nullable) fail('the primary key cannot be nullable')
+  }
+}
+
+function parseReadable (table: string, columns: ReadonlyMap<string, TableColumn>, readable: TableOptions['readable'], primaryKey: string): Readable {
+  const spec = readable === undefined
+    ? { template: '%s', columns: [primaryKey] }
+    : typeof readable === 'string' ? { template: '%s', columns: [readable] } : readable
+  for (const name of spec.columns) {
+    if (!columns.has(name)) throw new DefinitionError(table, null, `readable names "${name}", which is not a column`)
+  }
+  if (spec.template.split('%s').length - 1 !== spec.columns.length) {
+    throw new DefinitionError(table, null, `the readable template has ${spec.template.split('%s').length - 1} %s for ${spec.columns.length} columns`)
+  }
+  return Object.freeze({ template: spec.template, columns: Object.freeze([...spec.columns]) })
+}
+
+/**
+ * Defines a table. Column keys are the database column names and the wire names. A table
+ * without a `primaryKey: true` column gets an `id` Serial.
+ */
+export function defineTable<C extends Record<string, AnyColumn>> (name: string, columns: C, options: TableOptions = {}): Table<WithPrimary<C>> {
+  checkIdentifier(name, null, name)
+  const entries = Object.entries(columns)
+  for (const [key, spec] of entries) {
+    checkIdentifier(name, key, key)
+    if (key.includes('__')) throw new DefinitionError(name, key, '"__" is reserved for query operators')
+    checkColumn(name, key, spec)
+  }
+  const primaries = entries.filter(([, spec]) => spec.primaryKey)
+  if (primaries.length > 1) throw new DefinitionError(name, null, `two primary keys: ${primaries.map(([k]) => k).join(', ')}`)
+  if (primaries.length === 0) {
+    if (Object.hasOwn(columns, 'id')) throw new DefinitionError(name, 'id', '"id" is the added primary key; mark a column primaryKey: true or rename it')
+    entries.unshift(['id', col.serial({ primaryKey: true })])
+  }
+  const list = entries.map(([key, spec]) => Object.freeze({ ...spec, name: key }))
+  const columnMap = new Map(list.map((c) => [c.name, c]))
+  const primaryKey = list.find((c) => c.primaryKey)!
+  const table: Table<WithPrimary<C>> = Object.freeze({
+    name,
+    columns: Object.freeze(list),
+    columnMap,
+    primaryKey,
+    readable: parseReadable(name, columnMap, options.readable, primaryKey.name),
+    helpText: options.helpText ?? null
+  })
+  registry.add(table)
+  return table
+}
+
+/** The table a ForeignKey points at; checks a thunk's answer the first time it is asked. */
+export function targetOf (table: Table, column: TableColumn): Table {
+  const target = column.target!()
+  if (!isTable(target)) throw new DefinitionError(table.name, column.name, 'the foreign key target is not a table made by defineTable')
+  return target
+}
+
+/** The columns of `table` that a client may see while `excludeSecrets` is `exclude`. */
+export function visibleColumns (table: Table, exclude: boolean): readonly TableColumn[] {
+  return exclude ? table.columns.filter((c) => !c.secret) : table.columns
+}

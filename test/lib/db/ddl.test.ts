@@ -1,0 +1,109 @@
+import t from 'tap'
+import { column, defineTable, type Table } from '../../../lib/table/index.js'
+import { createTables, createTablesSql, dropTables } from '../../../lib/db/index.js'
+import { wireTypes } from '../../../lib/db/types.js'
+import { testDatabase } from '../../helpers/db.js'
+
+const db = await testDatabase(t)
+
+const person = defineTable('person', {
+  name: column.varchar({ length: 50, unique: true }),
+  boss: column.foreignKey((): Table => person, { onDelete: 'set null' })
+})
+const everything = defineTable('every_type', {
+  label: column.varchar({ length: 20, default: "it's", index: true }),
+  body: column.text(),
+  count: column.integer({ default: 7 }),
+  ratio: column.real({ null: true }),
+  price: column.numeric({ digits: [8, 2] }),
+  flag: column.boolean(),
+  at: column.timestamp(),
+  owner: column.foreignKey(person, { onDelete: 'restrict', null: false }),
+  tags: column.array(column.varchar({ length: 10 })),
+  grid: column.array(column.array(column.integer())),
+  prices: column.array(column.numeric({ digits: [5, 1] }), { null: true }),
+  times: column.array(column.timestamp(), { null: true }),
+  mail: column.email({ null: true })
+})
+
+t.test('creates every type with its defaults, and again without complaint', async (t) => {
+  await createTables(db.pool, [everything, person])
+  await createTables(db.pool, [everything, person])
+  const owner = await db.pool.query("INSERT INTO person (name) VALUES ('Ann') RETURNING id")
+  await db.pool.query('INSERT INTO every_type (owner) VALUES ($1)', [owner.rows[0].id])
+  const { rows } = await db.pool.query({ text: 'SELECT * FROM every_type', types: wireTypes })
+  const row = rows[0]
+  t.match(row, {
+    id: 1,
+    label: "it's",
+    body: '',
+    count: 7,
+    ratio: null,
+    price: '0.00',
+    flag: false,
+    owner: 1,
+    tags: [],
+    grid: [],
+    prices: null,
+    times: null,
+    mail: null
+  })
+  t.match(row.at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?$/)
+  const at = new Date(row.at + 'Z').getTime()
+  t.ok(Math.abs(at - Date.now()) < 60000, 'the default timestamp is now, in UTC')
+})
+
+t.test('reads values back exactly', async (t) => {
+  await db.pool.query(`INSERT INTO every_type (label, price, at, owner, tags, grid, prices, times, ratio)
+    VALUES ('x', 123456.5, '2024-02-29 23:59:59.000001', 1, '{a,"b c"}', '{{1,2},{3,4}}', '{1.5,NULL}',
+            '{"2024-01-01 00:00:00","2024-01-01 00:00:00.25"}', 0.1)`)
+  const { rows } = await db.pool.query({ text: "SELECT * FROM every_type WHERE label = 'x'", types: wireTypes })
+  t.match(rows[0], {
+    price: '123456.50',
+    at: '2024-02-29T23:59:59.000001',
+    tags: ['a', 'b c'],
+    grid: [[1, 2], [3, 4]],
+    prices: ['1.5', null],
+    times: ['2024-01-01T00:00:00', '2024-01-01T00:00:00.250000'],
+    ratio: 0.1
+  })
+})
+
+t.test('enforces NOT NULL, unique and on-delete rules', async (t) => {
+  await t.rejects(db.pool.query('INSERT INTO every_type (owner) VALUES (NULL)'), { code: '23502' })
+  await t.rejects(db.pool.query("INSERT INTO person (name) VALUES ('Ann')"), { code: '23505', constraint: 'person_name_key' })
+  // RESTRICT is 23001 on PostgreSQL 15 and 23503 on later versions (PGlite).
+  await t.rejects(db.pool.query('DELETE FROM person WHERE id = 1'), { code: /^(23001|23503)$/ })
+  const boss = await db.pool.query("INSERT INTO person (name) VALUES ('Boss') RETURNING id")
+  await db.pool.query("INSERT INTO person (name, boss) VALUES ('Sub', $1)", [boss.rows[0].id])
+  await db.pool.query('DELETE FROM person WHERE id = $1', [boss.rows[0].id])
+  const sub = await db.pool.query("SELECT boss FROM person WHERE name = 'Sub'")
+  t.equal(sub.rows[0].boss, null, 'set null')
+  const idx = await db.pool.query("SELECT indexname FROM pg_indexes WHERE tablename = 'every_type' ORDER BY 1")
+  t.ok(idx.rows.some((r) => r.indexname === 'every_type_label_idx'))
+})
+
+t.test('quotes identifiers and literals', async (t) => {
+  const sql = createTablesSql([everything])
+  t.match(sql, /"label" varchar\(20\) NOT NULL DEFAULT 'it''s'/)
+  t.match(sql, /"owner" integer NOT NULL REFERENCES "person" \("id"\) ON DELETE RESTRICT/)
+  t.match(sql, /"grid" integer\[\]\[\] NOT NULL DEFAULT '\{\}'/)
+})
+
+t.test('a foreign-key cycle is created, then its back edge added once', async (t) => {
+  const a = defineTable('cycle_a', { b: column.foreignKey((): Table => b) })
+  const b = defineTable('cycle_b', { a: column.foreignKey((): Table => a) })
+  await createTables(db.pool, [a, b])
+  await createTables(db.pool, [a, b])
+  const fks = await db.pool.query("SELECT conname FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text IN ('cycle_a', 'cycle_b') ORDER BY 1")
+  t.same(fks.rows.map((r) => r.conname), ['cycle_a_b_fkey', 'cycle_b_a_fkey'])
+  await dropTables(db.pool, [a, b])
+  await dropTables(db.pool, [])
+  const left = await db.pool.query("SELECT to_regclass('cycle_a') AS t")
+  t.equal(left.rows[0].t, null)
+})
+
+t.test('a default that does not fit its column is refused', async (t) => {
+  const bad = defineTable('bad_default', { n: column.integer({ default: 'x' }) })
+  t.throws(() => createTablesSql([bad]), /Table bad_default, column n: the default "x" does not fit a integer column/)
+})
