@@ -1,0 +1,88 @@
+import { STATUS_CODES } from 'node:http'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import {
+  bodyOf, fromDatabaseError, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_MEDIA_TYPE,
+  TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_INTERNAL, withBody
+} from '../lib/errors.js'
+
+export interface ErrorBody {
+  statusCode: number
+  code: string
+  error: string
+  message: string
+  [member: string]: unknown
+}
+
+interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }
+
+/** Names each failing field of a body, from Ajv's errors. */
+function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, message: string }> {
+  const seen = new Set<string>()
+  const out: Array<{ field: string, message: string }> = []
+  for (const e of errors) {
+    const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
+    const field = e.keyword === 'additionalProperties'
+      ? [path, String(e.params.additionalProperty)].filter(Boolean).join('.')
+      : e.keyword === 'required' ? [path, String(e.params.missingProperty)].filter(Boolean).join('.') : path
+    const message = e.keyword === 'additionalProperties'
+      ? 'is not a writable column'
+      : e.keyword === 'required' ? 'is required' : e.message ?? 'is invalid'
+    const key = `${field} ${message}`
+    // anyOf [type, null] reports the branch failures and then anyOf itself: one line per field.
+    if (e.keyword === 'anyOf' || seen.has(key)) continue
+    seen.add(key)
+    out.push({ field: field === '' ? '(body)' : field, message })
+  }
+  return out
+}
+
+/** Turns any error into the coded error a client may see; unknown errors become a generic 500. */
+export function toClientError (error: unknown): Error & { statusCode: number, code: string } {
+  const e = error as FastifyError & { validation?: AjvError[] }
+  if (Array.isArray(e.validation)) {
+    const errors = fieldErrors(e.validation)
+    return withBody(new TABLECRUD_ERR_BODY_INVALID(errors.map((f) => `${f.field} ${f.message}`).join('; ')), { errors })
+  }
+  switch (e.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new TABLECRUD_ERR_BODY_MEDIA_TYPE(JSON.stringify(String(e.message).replace(/^Unsupported Media Type:? ?/, '') || 'none'))
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': case 'FST_ERR_CTP_INVALID_JSON_BODY': case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new TABLECRUD_ERR_BODY_NOT_JSON()
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return new TABLECRUD_ERR_BODY_TOO_LARGE()
+  }
+  if (e instanceof SyntaxError && e.statusCode === 400) return new TABLECRUD_ERR_BODY_NOT_JSON()
+  const fromDb = fromDatabaseError(error)
+  if (fromDb !== undefined) return fromDb as Error & { statusCode: number, code: string }
+  if (Number.isInteger(e.statusCode) && e.statusCode! >= 400 && e.statusCode! < 500 && typeof e.message === 'string') {
+    return Object.assign(e, { code: typeof e.code === 'string' ? e.code : `TABLECRUD_ERR_HTTP_${e.statusCode}` }) as Error & { statusCode: number, code: string }
+  }
+  if (e.statusCode === 503 && typeof e.code === 'string' && e.code.startsWith('TABLECRUD_')) return e as Error & { statusCode: number, code: string }
+  return new TABLECRUD_ERR_INTERNAL()
+}
+
+export function errorBody (error: Error & { statusCode: number, code: string }): ErrorBody {
+  return {
+    statusCode: error.statusCode,
+    code: error.code,
+    error: STATUS_CODES[error.statusCode] ?? 'Error',
+    message: error.message,
+    ...bodyOf(error)
+  }
+}
+
+/** Sends an error in the SPEC §1 shape (what hooks that answer early use). */
+export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
+  const clientError = toClientError(error)
+  if (clientError.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  return reply.code(clientError.statusCode).type('application/json; charset=utf-8').send(errorBody(clientError))
+}
+
+/**
+ * The error handler of every context this library owns: coded errors pass through, Fastify's
+ * body errors and database errors are mapped, anything else is a generic 500 whose detail
+ * goes to the log only.
+ */
+export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const clientError = toClientError(error)
+  if (clientError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+  void sendError(reply, clientError)
+}
