@@ -84,5 +84,5 @@ export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
 export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const clientError = toClientError(error)
   if (clientError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
-  void sendError(reply, clientError)
+  sendError(reply, clientError)
 }
