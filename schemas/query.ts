@@ -1,0 +1,135 @@
+import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { scalarOf } from '../lib/table/column.js'
+import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
+import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
+
+/*
+ * Documentation only: the plugin parses query strings itself (unknown keys, repeats, case-free
+ * booleans), so these schemas describe the parameters for OpenAPI without validating them.
+ */
+
+/** The boolean spellings of SPEC §2.2; any case is accepted, the enum lists the lower case. */
+export const BOOLEAN_SPELLINGS = Object.freeze(['true', 'false', '1', '0', 't', 'f', 'yes', 'no'])
+
+function stringEnum (values: readonly string[], description: string): TSchema {
+  return Type.Unsafe<string>({ type: 'string', enum: [...values], description })
+}
+
+const VALUE_FORMS: Record<string, string> = {
+  serial: 'an integer',
+  integer: 'an integer',
+  real: 'a number',
+  numeric: 'a decimal number',
+  boolean: 'true, false, 1, 0, t, f, yes or no',
+  varchar: 'text',
+  text: 'text',
+  email: 'text',
+  timestamp: 'an ISO 8601 date or date-time'
+}
+
+function valueForm (table: Table, column: TableColumn): string {
+  if (column.type === 'foreignKey') return VALUE_FORMS[targetOf(table, column).primaryKey.type]!
+  return VALUE_FORMS[scalarOf(column).type]!
+}
+
+function filterDescription (table: Table, column: TableColumn): string {
+  const form = valueForm(table, column)
+  if (column.type === 'array') return `Rows whose ${column.name} holds this element (${form}); repeat to require several.`
+  if (isText(column)) return `Filter on ${column.name} (${form}), compared as ${column.name}__match says.`
+  return `Filter on ${column.name}: ${form}.`
+}
+
+function filterProperties (table: Table, column: TableColumn): TProperties {
+  const description = filterDescription(table, column)
+  const properties: TProperties = {
+    [column.name]: Type.Optional(column.type === 'array'
+      ? Type.Union([Type.String(), Type.Array(Type.String())], { description })
+      : Type.String({ description })),
+    [`${column.name}__operator`]: Type.Optional(stringEnum(operatorsFor(column),
+      `Comparison for ${column.name}; default e. is_null and not_null need no value.`))
+  }
+  if (isText(column)) {
+    properties[`${column.name}__match`] = Type.Optional(stringEnum(MATCH_TYPES,
+      `How ${column.name} matches its value; default contains, case-insensitive (exact is case-sensitive).`))
+  }
+  return properties
+}
+
+/** `__visible_fields`: a comma-separated string, or the parameter repeated (one name each, listed as an enum). */
+function visibleFields (names: readonly string[]): TSchema {
+  const description = `Comma-separated fields to return, or the parameter repeated. Fields: ${names.join(', ')}.`
+  return Type.Optional(Type.Union([
+    Type.String(),
+    Type.Array(stringEnum(names, 'A field name.'))
+  ], { description }))
+}
+
+function readable (): TSchema {
+  return Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
+    'Add <fk>_readable beside each ForeignKey: the referenced row as text. Any case.'))
+}
+
+export interface ListQueryOptions {
+  excludeSecrets: boolean
+  maxJoins: number
+  maxPageSize: number
+  /** For the description of `__page_size` only. */
+  pageSize?: number
+}
+
+/** The query string of GET `/`, `/count/` and DELETE `/` (SPEC §2.3): filters and control parameters. */
+export function listQuerySchema (table: Table, options: ListQueryOptions): TObject {
+  const names = fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name)
+  const properties: TProperties = {}
+  for (const column of visibleColumns(table, options.excludeSecrets)) Object.assign(properties, filterProperties(table, column))
+  const pageSize = options.pageSize === undefined ? '' : `; default ${options.pageSize}`
+  Object.assign(properties, {
+    __order: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
+      description: `Comma-separated fields to sort by, or the parameter repeated; a - prefix sorts descending. Default: -${table.primaryKey.name}.`
+    })),
+    __visible_fields: visibleFields(names),
+    __page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1; default 1.' })),
+    __page_size: Type.Optional(Type.Integer({
+      minimum: 1, maximum: options.maxPageSize, description: `Rows per page, 1 to ${options.maxPageSize}${pageSize}.`
+    })),
+    __readable: readable(),
+    __range_header: Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
+      'Send Content-Range: <name> <first>-<last>/<total>. Any case.')),
+    __range_header_name: Type.Optional(Type.String({ description: `The <name> of Content-Range; default ${table.name}.` }))
+  })
+  return Type.Object(properties, { additionalProperties: false })
+}
+
+export interface SingleQueryOptions {
+  excludeSecrets: boolean
+  maxJoins: number
+}
+
+/** The query string of GET `/:id/` (SPEC §2.4). Other parameters are ignored, so they are not refused here. */
+export function singleQuerySchema (table: Table, options: SingleQueryOptions): TObject {
+  const names = fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name)
+  return Type.Object({ __visible_fields: visibleFields(names), __readable: readable() })
+}
+
+/** The query string of GET `/ids/` (SPEC §2.8, §6.12). */
+export function idsQuerySchema (): TObject {
+  return Type.Object({
+    search: Type.Optional(Type.String({ description: 'Case-insensitive substring of the readable representation.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 0, description: 'At most this many ids; default the maximum page size.' })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many ids; default 0.' }))
+  }, { additionalProperties: false })
+}
+
+/** The `:id` of `/:id/`, as the primary key's type (SPEC §6.11). */
+export function idParamsSchema (table: Table): TObject {
+  const key = table.primaryKey
+  const description = `The ${key.name} of a ${table.name} row.`
+  let id: TSchema
+  switch (key.type) {
+    case 'serial': id = Type.Integer({ minimum: 1, maximum: 2147483647, description }); break
+    case 'integer': id = Type.Integer({ minimum: -2147483648, maximum: 2147483647, description }); break
+    case 'varchar': id = Type.String({ minLength: 1, maxLength: key.length!, description }); break
+    default: id = Type.String({ minLength: 1, description })
+  }
+  return Type.Object({ id })
+}

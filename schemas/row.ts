@@ -1,0 +1,241 @@
+import { CloneType, KindGuard, Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoice } from '../lib/table/column.js'
+import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
+import { fieldPaths } from '../lib/query/fields.js'
+import { formatTimestamp, nowTimestamp, parseNumeric, parseTimestamp } from '../lib/values/index.js'
+
+export type Mode = 'in' | 'out'
+
+const INT32 = { minimum: -2147483648, maximum: 2147483647 } as const
+
+/** What `parseNumeric` takes from a string, without its leniency for surrounding blanks. */
+export const DECIMAL_PATTERN = '^[+-]?(\\d+(\\.\\d*)?|\\.\\d+)$'
+
+/**
+ * The shape `parseTimestamp` takes: an ISO 8601 date, or date-time with an optional zone. The
+ * calendar (no 31 February) is checked in code, where the value is parsed.
+ */
+export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}([.,]\\d+)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?)?$'
+
+/** `movie_role` -> `MovieRole`: schema titles stand in for `$id`s (SPEC: no `$id`). */
+export function pascalName (table: Table): string {
+  return displayName(table.name).replaceAll(' ', '')
+}
+
+function scalarSchema (table: Table, column: ColumnSpec, mode: Mode): TSchema {
+  switch (column.type) {
+    case 'serial': case 'integer': return Type.Integer(INT32)
+    case 'real': return Type.Number()
+    case 'numeric':
+      // Precision and scale are checked by parseNumeric in code, with a message naming them.
+      return mode === 'out' ? Type.String() : Type.Union([Type.Number(), Type.String({ pattern: DECIMAL_PATTERN })])
+    case 'boolean': return Type.Boolean()
+    case 'varchar': return Type.String({ maxLength: column.length! })
+    case 'email': return mode === 'out' ? Type.String() : Type.String({ format: 'email' })
+    // No pattern out: fast-json-stringify tests anyOf branches, and `infinity` must still serialise.
+    case 'timestamp': return mode === 'out' ? Type.String() : Type.String({ pattern: TIMESTAMP_PATTERN })
+    case 'foreignKey': {
+      const key = targetOf(table, column as TableColumn).primaryKey
+      return scalarSchema(table, key, mode)
+    }
+    default: return Type.String()
+  }
+}
+
+function withChoices (schema: TSchema, choices: ReadonlyMap<string, NormalizedChoice> | null, mode: Mode): TSchema {
+  if (mode === 'out' || choices === null) return schema
+  return CloneType(schema, { enum: [...choices.values()].map((c) => c.value) })
+}
+
+/** Choices given on an array column constrain its innermost elements. */
+function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
+  if (column.type === 'array') {
+    const element = column.element!
+    return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices)))
+  }
+  return withChoices(scalarSchema(table, column, mode), choices, mode)
+}
+
+/** `anyOf [<type>, null]` (SPEC §2.8); a plain union (Numeric in) gains the null branch rather than nesting. */
+function nullable (column: ColumnSpec, schema: TSchema): TSchema {
+  if (!column.nullable) return schema
+  const branches = KindGuard.IsUnion(schema) && schema.enum === undefined ? schema.anyOf : [schema]
+  return Type.Union([...branches, Type.Null()])
+}
+
+/** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */
+export function valueSchema (table: Table, column: TableColumn | ColumnSpec, mode: Mode): TSchema {
+  return nullable(column, bareSchema(table, column, mode, column.choices))
+}
+
+function choicesOf (column: ColumnSpec): Record<string, { display_name: string, value: unknown }> | null {
+  const choices = column.choices ?? scalarOf(column).choices
+  if (choices === null) return null
+  const out: Record<string, { display_name: string, value: unknown }> = {}
+  for (const [name, choice] of choices) out[name] = { display_name: choice.displayName, value: choice.value }
+  return out
+}
+
+/** The `extra` member of a property in `/schema/` (SPEC §2.8). */
+export function columnExtra (table: Table, column: TableColumn): Record<string, unknown> {
+  const extra: Record<string, unknown> = {
+    help_text: column.helpText,
+    choices: choicesOf(column),
+    secret: column.secret,
+    nullable: column.nullable,
+    // A primary key is unique whether or not it says so.
+    unique: column.unique || column.primaryKey
+  }
+  if (column.type === 'foreignKey') {
+    const target = targetOf(table, column)
+    extra.foreign_key = { to: target.name, target_column: target.primaryKey.name }
+  }
+  if (column.type === 'text') extra.widget = 'text-area'
+  if (column.type === 'array') extra.dimensions = dimensions(column)
+  return extra
+}
+
+function annotate (table: Table, column: TableColumn, schema: TSchema): TSchema {
+  return CloneType(schema, { title: displayName(column.name), extra: columnExtra(table, column) })
+}
+
+/**
+ * A response row: every visible column, none required (`__visible_fields` picks). A ForeignKey
+ * within `maxJoins` may also hold the nested object of its joined fields, and each top-level
+ * ForeignKey may be followed by `<fk>_readable` (SPEC §6.9), so `__visible_fields` and
+ * `__readable` answers serialise through the same schema.
+ */
+export function rowSchema (table: Table, excludeSecrets: boolean, maxJoins = 0): TObject {
+  return rowObject(table, excludeSecrets, maxJoins, true)
+}
+
+function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top: boolean): TObject {
+  const properties: TProperties = {}
+  for (const column of visibleColumns(table, excludeSecrets)) {
+    let schema = valueSchema(table, column, 'out')
+    if (column.type === 'foreignKey' && maxJoins > 0) {
+      const joined = rowObject(targetOf(table, column), excludeSecrets, maxJoins - 1, false)
+      schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable ? [Type.Null()] : [])])
+    }
+    properties[column.name] = Type.Optional(schema)
+  }
+  if (top) {
+    for (const column of visibleColumns(table, excludeSecrets)) {
+      const key = `${column.name}_readable`
+      if (column.type === 'foreignKey' && !table.columnMap.has(key)) {
+        properties[key] = Type.Optional(Type.Union([Type.String(), Type.Null()]))
+      }
+    }
+  }
+  return Type.Object(properties, { title: `${pascalName(table)}Row` })
+}
+
+type Write = 'create' | 'replace' | 'patch'
+const TITLES: Record<Write, string> = { create: 'In', replace: 'Replace', patch: 'Patch' }
+
+function writeSchema (table: Table, kind: Write): TObject {
+  const properties: TProperties = {}
+  for (const column of table.columns) {
+    const serialKey = column.primaryKey && column.type === 'serial'
+    // The database assigns a Serial key: a client may only say "none" (SPEC §2.5).
+    const value = kind === 'create' && serialKey ? Type.Null() : valueSchema(table, column, 'in')
+    const schema = annotate(table, column, value)
+    const required = kind === 'create'
+      ? column.required || (column.primaryKey && !serialKey)
+      : kind === 'replace' && column.required && !column.primaryKey
+    properties[column.name] = required ? schema : Type.Optional(schema)
+  }
+  return Type.Object(properties, { title: pascalName(table) + TITLES[kind], additionalProperties: false })
+}
+
+/** The POST body (SPEC §2.5): required columns and a non-Serial key required; a Serial key only null. */
+export function createSchema (table: Table): TObject {
+  return writeSchema(table, 'create')
+}
+
+/** The PUT body (SPEC §2.6): required columns required; the key optional, compared with the path in code. */
+export function replaceSchema (table: Table): TObject {
+  return writeSchema(table, 'replace')
+}
+
+/** The PATCH body (SPEC §2.6): any subset of the columns. */
+export function patchSchema (table: Table): TObject {
+  return writeSchema(table, 'patch')
+}
+
+export interface SchemaDocumentOptions {
+  excludeSecrets: boolean
+  maxJoins: number
+  schemaExtra?: Record<string, unknown>
+}
+
+/**
+ * The body of GET `/schema/` (SPEC §2.8), from the POST schema. A Serial primary key is left
+ * out of `properties`: the database assigns it and `primary_key_name` names it. Any other
+ * key is a property, and required.
+ */
+export function schemaDocument (table: Table, options: SchemaDocumentOptions): Record<string, unknown> {
+  // A JSON round trip drops TypeBox's symbol members, leaving plain JSON Schema.
+  const create = JSON.parse(JSON.stringify(createSchema(table))) as { properties: Record<string, unknown>, required?: string[] }
+  const key = table.primaryKey
+  if (key.type === 'serial') delete create.properties[key.name]
+  const document: Record<string, unknown> = { title: `${pascalName(table)}In`, type: 'object', properties: create.properties }
+  if (create.required !== undefined && create.required.length > 0) document.required = create.required
+  document.extra = {
+    help_text: table.helpText,
+    primary_key_name: key.name,
+    visible_fields_options: fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name),
+    ...options.schemaExtra
+  }
+  return document
+}
+
+function wireDefault (column: ColumnSpec, value: unknown): unknown {
+  if (value === null) return null
+  switch (column.type) {
+    case 'numeric': return parseNumeric(value, column.digits![0], column.digits![1]) ?? value
+    case 'timestamp': {
+      if (value === 'now') return nowTimestamp()
+      const text = typeof value === 'string' ? parseTimestamp(value) : undefined
+      // parseTimestamp always writes six fraction digits; the wire form drops a zero fraction.
+      return text === undefined ? value : formatTimestamp(text.replace(/\.0{6}$/, ''))
+    }
+    case 'array': return Array.isArray(value) ? value.map((v) => wireDefault(column.element!, v)) : value
+    default: return value
+  }
+}
+
+function typeDefault (column: ColumnSpec): unknown {
+  switch (column.type) {
+    case 'varchar': case 'text': return ''
+    case 'integer': case 'real': return 0
+    case 'numeric': return parseNumeric(0, column.digits![0], column.digits![1])
+    case 'boolean': return false
+    case 'timestamp': return nowTimestamp()
+    case 'array': return []
+    // ForeignKey and Email have no sensible blank value; a Serial is the database's to assign.
+    default: return null
+  }
+}
+
+function newValue (column: TableColumn): unknown {
+  if (column.primaryKey) return null
+  return column.hasDefault ? wireDefault(column, column.default) : typeDefault(column)
+}
+
+/** The body of GET `/new/` (SPEC §2.8, §6.5): a default for each column; the time is taken per call. */
+export function newRow (table: Table, excludeSecrets: boolean): Record<string, unknown> {
+  const row: Record<string, unknown> = {}
+  for (const column of visibleColumns(table, excludeSecrets)) row[column.name] = newValue(column)
+  return row
+}
+
+/** Serialises `newRow`: every key present, null where the default can be null. */
+export function newRowSchema (table: Table, excludeSecrets: boolean): TObject {
+  const properties: TProperties = {}
+  for (const column of visibleColumns(table, excludeSecrets)) {
+    const schema = valueSchema(table, column, 'out')
+    properties[column.name] = !column.nullable && newValue(column) === null ? Type.Union([schema, Type.Null()]) : schema
+  }
+  return Type.Object(properties, { title: `${pascalName(table)}New` })
+}
