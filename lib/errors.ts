@@ -122,3 +122,18 @@ export function fromDatabaseError (error: unknown): Error | undefined {
   }
   return undefined
 }
+
+// Authentication (SPEC §3); the 401 messages are the wire contract, word for word
+export const TABLECRUD_ERR_AUTH_NO_CREDENTIALS = make('TABLECRUD_ERR_AUTH_NO_CREDENTIALS', 'No credentials were found.', 401)
+export const TABLECRUD_ERR_AUTH_BAD_CREDENTIALS = make('TABLECRUD_ERR_AUTH_BAD_CREDENTIALS', 'The credentials were incorrect', 401)
+export const TABLECRUD_ERR_AUTH_LOGIN_FAILED = make('TABLECRUD_ERR_AUTH_LOGIN_FAILED', 'Login failed', 401)
+export const TABLECRUD_ERR_AUTH_HEADER_MISSING = make('TABLECRUD_ERR_AUTH_HEADER_MISSING', 'The Authorization header is missing.', 401)
+export const TABLECRUD_ERR_AUTH_HEADER_FORMAT = make('TABLECRUD_ERR_AUTH_HEADER_FORMAT', 'The header is in the wrong format.', 401)
+export const TABLECRUD_ERR_AUTH_TOKEN_UNKNOWN = make('TABLECRUD_ERR_AUTH_TOKEN_UNKNOWN', 'Token not recognised', 401)
+export const TABLECRUD_ERR_AUTH_TOKEN_NOT_FOUND = make('TABLECRUD_ERR_AUTH_TOKEN_NOT_FOUND', 'Token not found', 401)
+export const TABLECRUD_ERR_AUTH_TOKEN_REVOKED = make('TABLECRUD_ERR_AUTH_TOKEN_REVOKED', 'Token revoked', 401)
+export const TABLECRUD_ERR_AUTH_TOKEN_EXPIRED = make('TABLECRUD_ERR_AUTH_TOKEN_EXPIRED', 'Token has expired', 401)
+export const TABLECRUD_ERR_AUTH_TOKEN_INVALID = make('TABLECRUD_ERR_AUTH_TOKEN_INVALID', 'Token is invalid', 401)
+export const TABLECRUD_ERR_AUTH_USER_NOT_FOUND = make('TABLECRUD_ERR_AUTH_USER_NOT_FOUND', 'User not found', 401)
+export const TABLECRUD_ERR_AUTH_PASSWORD_TOO_SHORT = make('TABLECRUD_ERR_AUTH_PASSWORD_TOO_SHORT', 'The password must have at least %s characters.', 400)
+export const TABLECRUD_ERR_AUTH_PASSWORD_TOO_LONG = make('TABLECRUD_ERR_AUTH_PASSWORD_TOO_LONG', 'The password must have at most %s characters.', 400)
