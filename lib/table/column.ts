@@ -45,6 +45,8 @@ export interface ColumnSpec {
   readonly digits?: readonly [number, number]
   /** ForeignKey only. */
   readonly target?: () => Table
+  /** ForeignKey only: `target` is the caller's thunk, which cannot be called before every table exists. */
+  readonly thunk?: boolean
   readonly onDelete?: OnDelete
   /** Array only: the element column (itself possibly an array). */
   readonly element?: ColumnSpec
@@ -109,7 +111,7 @@ export const column = {
   real: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('real', options ?? {}),
   /** Exact decimal; its JSON value is a string such as `"12.50"`. */
   numeric: <O extends ColumnOptions & { digits: readonly [number, number] }>(options: O): Built<string, O> =>
-    build('numeric', options, { digits: [options.digits[0], options.digits[1]] }),
+    build('numeric', options, options.digits === undefined ? {} : { digits: [options.digits[0], options.digits[1]] }),
   boolean: <O extends ColumnOptions = {}>(options?: O): Built<boolean, O> => build('boolean', options ?? {}),
   varchar: <O extends ColumnOptions & { length: number }>(options: O): Built<string, O> =>
     build('varchar', options, { length: options.length }),
@@ -123,9 +125,9 @@ export const column = {
    */
   foreignKey: <K extends number | string = number, O extends ColumnOptions & { onDelete?: OnDelete } = {}>(
     target: Table | (() => Table), options?: O
-  ): Built<K, O, true> => {
-    const resolve = typeof target === 'function' ? target : () => target
-    return build('foreignKey', options ?? {}, { target: resolve, onDelete: options?.onDelete ?? 'cascade' }, true)
+  ): Built<NoInfer<K>, O, true> => {
+    const thunk = typeof target === 'function'
+    return build('foreignKey', options ?? {}, { target: thunk ? target : () => target, thunk, onDelete: options?.onDelete ?? 'cascade' }, true)
   },
   /** An array of any column type, nested arrays for more dimensions. */
   array: <E extends AnyColumn, O extends ColumnOptions = {}>(element: E, options?: O): Built<Array<ValueOf<E>>, O> =>

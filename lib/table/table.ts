@@ -77,6 +77,8 @@ function checkColumn (table: string, name: string, spec: ColumnSpec, inArray = f
     case 'foreignKey':
       if (inArray) fail('an array cannot hold foreign keys')
       if (typeof spec.target !== 'function') fail('a foreign key needs a target table')
+      // A table given directly can be checked now; a thunk waits for targetOf.
+      if (spec.thunk === false && !isTable(spec.target!())) fail('the foreign key target is not a table made by defineTable')
       break
     case 'serial':
       if (inArray) fail('an array cannot hold serials')
