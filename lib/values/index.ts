@@ -48,7 +48,7 @@ export function parseNumeric (value: unknown, precision: number, scale: number):
   let text: string
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) return undefined
-    text = Math.abs(value) < 1e21 ? numberToPlain(value) : ''
+    text = numberToPlain(value)
   } else if (typeof value === 'string') {
     text = value.trim()
   } else {
@@ -67,11 +67,19 @@ export function parseNumeric (value: unknown, precision: number, scale: number):
   return sign === '-' && !isZero ? `-${out}` : out
 }
 
-/** A JS number written without exponent (1e-7 -> "0.0000001"). */
+/**
+ * A JS number written without exponent (1e-7 -> "0.0000001", 1e21 -> "1000000000000000000000"),
+ * digit for digit as JSON wrote it: `toFixed` would round small numbers away.
+ */
 function numberToPlain (n: number): string {
-  const text = String(n)
-  if (!/e/i.test(text)) return text
-  return n.toFixed(20).replace(/0+$/, '').replace(/\.$/, '')
+  const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(String(n))
+  if (m === null) return String(n)
+  const [, sign, lead, rest = '', exponent] = m
+  const digits = lead! + rest
+  const point = 1 + Number(exponent)
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`
+  if (point >= digits.length) return sign + digits + '0'.repeat(point - digits.length)
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`
 }
 
 const TIMESTAMP_IN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
@@ -85,9 +93,12 @@ export function parseTimestamp (text: string): string | undefined {
   if (m === null) return undefined
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m
   const fields = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)] as const
-  const ms = Date.UTC(...fields)
-  const date = new Date(ms)
-  // Date.UTC rolls 31 February over into March: a calendar check refuses it.
+  // Not Date.UTC, which reads years 0 to 99 as 1900 to 1999.
+  const date = new Date(0)
+  date.setUTCFullYear(fields[0], fields[1], fields[2])
+  date.setUTCHours(fields[3], fields[4], fields[5])
+  const ms = date.getTime()
+  // Dates roll 31 February over into March: a calendar check refuses it.
   if (date.getUTCFullYear() !== fields[0] || date.getUTCMonth() !== fields[1] || date.getUTCDate() !== fields[2] ||
       date.getUTCHours() !== fields[3] || date.getUTCMinutes() !== fields[4] || date.getUTCSeconds() !== fields[5]) {
     return undefined
@@ -96,21 +107,25 @@ export function parseTimestamp (text: string): string | undefined {
   if (zone !== undefined && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1
     const digits = zone.slice(1).replace(':', '')
-    const offset = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2) || 0)
-    if (offset >= 24 * 60) return undefined
+    const minutes = Number(digits.slice(2) || 0)
+    const offset = Number(digits.slice(0, 2)) * 60 + minutes
+    if (offset >= 24 * 60 || minutes > 59) return undefined
     utc = new Date(ms - sign * offset * 60000)
   }
   const iso = utc.toISOString()
-  if (!/^\d{4}-/.test(iso)) return undefined
+  // PostgreSQL has no year 0, and a zone offset can push 9999-12-31 out of the four-digit form.
+  if (!/^\d{4}-/.test(iso) || iso.startsWith('0000')) return undefined
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac.padEnd(6, '0')}`
 }
+
+const WIRE_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$/
 
 /**
  * PostgreSQL's timestamp text (`2024-01-02 03:04:05.5`) as the wire form
  * `2024-01-02T03:04:05.500000`; the fraction only when it is not zero.
  */
 export function formatTimestamp (text: string): string {
-  if (text.length < 19 || text[10] !== ' ') return text // infinity, -infinity, BC dates
+  if (!WIRE_TIMESTAMP.test(text)) return text // infinity, -infinity, BC dates, years past 9999
   const dot = text.indexOf('.', 19)
   if (dot === -1) return `${text.slice(0, 10)}T${text.slice(11)}`
   return `${text.slice(0, 10)}T${text.slice(11, dot)}.${text.slice(dot + 1).padEnd(6, '0')}`
