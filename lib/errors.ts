@@ -23,6 +23,7 @@ export const TABLECRUD_ERR_QS_INVALID_PAGE_SIZE = make('TABLECRUD_ERR_QS_INVALID
 export const TABLECRUD_ERR_QS_INVALID_BOOLEAN = make('TABLECRUD_ERR_QS_INVALID_BOOLEAN', '%s must be true or false.', 400)
 export const TABLECRUD_ERR_QS_MAX_JOIN_DEPTH = make('TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded', 400)
 export const TABLECRUD_ERR_QS_INVALID_NUMBER = make('TABLECRUD_ERR_QS_INVALID_NUMBER', '%s must be a non-negative integer.', 400)
+export const TABLECRUD_ERR_QS_MISSING_FILTER = make('TABLECRUD_ERR_QS_MISSING_FILTER', 'A bulk delete needs at least one filter; to delete every row, filter on the primary key with not_null.', 400)
 export const TABLECRUD_ERR_QS_INVALID_STRING = make('TABLECRUD_ERR_QS_INVALID_STRING', '%s must be a string without NUL characters.', 400)
 
 // Path and route
@@ -90,9 +91,11 @@ interface PgError {
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'])
 const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|Cannot use a pool after calling end)/
 
+const KEY_DETAIL = /^Key \((.+?)\)=/
+
 function columnsOf (error: PgError): string[] | undefined {
   if (error.column !== undefined) return [error.column]
-  const key = /^Key \((.+?)\)=/.exec(error.detail ?? '')
+  const key = KEY_DETAIL.exec(error.detail ?? '')
   return key === null ? undefined : key[1]!.split(', ').map((c) => c.replace(/^"|"$/g, ''))
 }
 
@@ -105,8 +108,10 @@ export function fromDatabaseError (error: unknown): Error | undefined {
   if (typeof error !== 'object' || error === null) return undefined
   const e = error as PgError
   const sqlstate = e.code ?? ''
+  // "Failing row contains (...)" lists every value of the row, secret columns included: not for clients.
+  const detail = e.detail !== undefined && KEY_DETAIL.test(e.detail) ? e.detail : null
   const constraintError = (Ctor: Ctor): Error => withBody(new Ctor(e.message), {
-    details: { constraint: e.constraint ?? null, columns: columnsOf(e) ?? [], detail: e.detail ?? null }
+    details: { constraint: e.constraint ?? null, columns: columnsOf(e) ?? [], detail }
   })
   switch (sqlstate) {
     case '23505': return constraintError(TABLECRUD_ERR_DB_UNIQUE)

@@ -1,0 +1,224 @@
+import type { FieldPath } from '../query/fields.js'
+import type { Filter, IdsQuery, ListQuery, QueryContext, SingleQuery } from '../query/parse.js'
+import { targetOf, visibleColumns, type Readable, type Table, type TableColumn } from '../table/table.js'
+import { quoteIdent, quoteLiteral } from './identifier.js'
+
+export interface Statement {
+  readonly text: string
+  readonly values: readonly unknown[]
+}
+
+/** Where each selected column goes in a response row: `director.name` -> `{ director: { name } }`. */
+export interface Shape {
+  /** Where each selected column goes; a nested one is a path. */
+  readonly paths: ReadonlyArray<readonly string[]>
+  /** The column aliases, in select order. */
+  readonly aliases: readonly string[]
+  /** What each path holds: a table's column, or null for a readable representation (text). */
+  readonly sources: ReadonlyArray<{ readonly table: Table, readonly column: TableColumn } | null>
+  /** True when every path is one key long, so rows from pg are already the response rows. */
+  readonly flat: boolean
+  /** Identifies the shape, for caching its serialiser. */
+  readonly key: string
+}
+
+export interface SelectStatement extends Statement {
+  readonly shape: Shape
+}
+
+/** The alias of the total column `count(*) OVER ()`: `__` cannot start a column name. */
+export const TOTAL = '__total'
+
+class Builder {
+  readonly values: unknown[] = []
+  param (value: unknown): string {
+    this.values.push(value)
+    return `$${this.values.length}`
+  }
+}
+
+const ORDERED_SQL = new Map([['lt', '<'], ['lte', '<='], ['gt', '>'], ['gte', '>='], ['e', '='], ['ne', '<>']])
+
+/** `%`, `_` and `\` are literal in a match value (SPEC §2.3). */
+function likeEscape (value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
+}
+
+const LIKE = new Map([
+  ['contains', (v: string) => `%${likeEscape(v)}%`],
+  ['starts', (v: string) => `${likeEscape(v)}%`],
+  ['ends', (v: string) => `%${likeEscape(v)}`]
+])
+
+function condition (b: Builder, filter: Filter, alias: string): string {
+  const col = `${alias}.${quoteIdent(filter.column.name)}`
+  const { operator, values } = filter
+  if (operator === 'is_null') return `${col} IS NULL`
+  if (operator === 'not_null') return `${col} IS NOT NULL`
+  if (filter.column.type === 'array') {
+    // Containment looks at every element, whatever the depth, and wants each value present.
+    const contains = `${col} @> ${b.param(values)}`
+    return operator === 'ne' ? `NOT (${contains})` : contains
+  }
+  const like = LIKE.get(filter.match)
+  if (operator === 'e' && like !== undefined && (filter.column.type === 'varchar' || filter.column.type === 'text' || filter.column.type === 'email')) {
+    return `${col} ILIKE ${b.param(like(values[0] as string))}`
+  }
+  return `${col} ${ORDERED_SQL.get(operator)!} ${b.param(values[0])}`
+}
+
+function where (b: Builder, filters: readonly Filter[]): string {
+  return filters.length === 0 ? '' : ` WHERE ${filters.map((f) => condition(b, f, 't0')).join(' AND ')}`
+}
+
+/** The WHERE clause of filters on the table aliased `t0`, with its parameters from $1. */
+export function whereClause (filters: readonly Filter[]): Statement {
+  const b = new Builder()
+  return { text: where(b, filters), values: b.values }
+}
+
+/** The readable representation in SQL: `format()` renders NULL as '' (SPEC §2.12). */
+export function readableSql (readable: Readable, alias: string): string {
+  const template = quoteLiteral(readable.template.replace(/%(?!s)/g, '%%'))
+  return `format(${template}, ${readable.columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ')})`
+}
+
+/** LEFT JOINs for ForeignKey paths, one alias per distinct path. */
+class Joins {
+  private readonly aliases = new Map<string, string>()
+  private readonly clauses: string[] = []
+
+  alias (joins: FieldPath['joins']): string {
+    let alias = 't0'
+    let key = ''
+    for (const { from, column } of joins) {
+      key += `${column.name}.`
+      let next = this.aliases.get(key)
+      if (next === undefined) {
+        next = `t${this.aliases.size + 1}`
+        const target = targetOf(from, column)
+        this.aliases.set(key, next)
+        this.clauses.push(` LEFT JOIN ${quoteIdent(target.name)} AS ${next} ON ${next}.${quoteIdent(target.primaryKey.name)} = ${alias}.${quoteIdent(column.name)}`)
+      }
+      alias = next
+    }
+    return alias
+  }
+
+  toString (): string {
+    return this.clauses.join('')
+  }
+}
+
+/**
+ * The select list of a row response and the shape of its rows. Without requested fields, every
+ * visible column. A ForeignKey asked for with its joined fields becomes one nested object that
+ * also holds the key; `__readable` adds `<fk>_readable` after each top-level ForeignKey.
+ */
+function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath[] | null, readable: boolean, joins: Joins): { list: string, shape: Shape } {
+  const wanted = fields ?? [...ctx.fields.values()].filter((f) => f.joins.length === 0)
+  const nested = new Set(wanted.filter((f) => f.joins.length > 0).map((f) => f.joins[0]!.column.name))
+  const sqls: string[] = []
+  const paths: string[][] = []
+  const sources: Shape['sources'][number][] = []
+  const readables = new Set<string>()
+  const add = (sql: string, path: string[], source: Shape['sources'][number]): void => {
+    sqls.push(sql)
+    paths.push(path)
+    sources.push(source)
+  }
+  const addReadable = (fk: TableColumn): void => {
+    if (!readable || readables.has(fk.name)) return
+    readables.add(fk.name)
+    const alias = joins.alias([{ from: table, column: fk }])
+    const target = targetOf(table, fk)
+    add(`CASE WHEN ${alias}.${quoteIdent(target.primaryKey.name)} IS NULL THEN NULL ELSE ${readableSql(target.readable, alias)} END`, [`${fk.name}_readable`], null)
+  }
+  for (const field of wanted) {
+    const alias = joins.alias(field.joins)
+    const sql = `${alias}.${quoteIdent(field.column.name)}`
+    if (field.joins.length === 0 && nested.has(field.column.name)) {
+      // Asked for both `director` and `director.name`: the key goes inside the object.
+      const target = targetOf(table, field.column)
+      add(sql, [field.column.name, target.primaryKey.name], { table: target, column: target.primaryKey })
+    } else {
+      add(sql, field.name.split('.'), { table: field.table, column: field.column })
+    }
+    const top = field.joins[0]?.column ?? field.column
+    if (top.type === 'foreignKey') addReadable(top)
+  }
+  // Flat rows keep their keys as aliases, so pg's rows are the response; nested ones are
+  // numbered, since PostgreSQL cuts aliases at 63 bytes.
+  const flat = paths.every((p) => p.length === 1 && Buffer.byteLength(p[0]!) <= 63)
+  const aliases = paths.map((p, i) => flat ? p[0]! : `c${i}`)
+  const list = sqls.map((sql, i) => `${sql} AS ${quoteIdent(aliases[i]!)}`).join(', ')
+  return { list, shape: { paths, aliases, sources, flat, key: paths.map((p) => p.join('.')).join(',') } }
+}
+
+function orderBy (order: ListQuery['order'], joins: Joins): string {
+  return order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')
+}
+
+/**
+ * GET `/`: one statement, with the total of the filtered rows as a window column when asked
+ * for (SPEC §2.3), so the page and its total take one round trip.
+ */
+export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boolean): SelectStatement {
+  const b = new Builder()
+  const joins = new Joins()
+  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+  const order = orderBy(query.order, joins)
+  const filter = where(b, query.filters)
+  const limit = b.param(query.pageSize)
+  const offset = b.param((query.page - 1) * query.pageSize)
+  const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
+  const text = `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`
+  return Object.freeze({ text, values: b.values, shape })
+}
+
+/** GET `/count/`, and the total of an empty page. */
+export function compileCount (ctx: QueryContext, filters: readonly Filter[]): Statement {
+  const b = new Builder()
+  const text = `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(b, filters)}`
+  return Object.freeze({ text, values: b.values })
+}
+
+/** GET `/:id/`. */
+export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuery): SelectStatement {
+  const b = new Builder()
+  const joins = new Joins()
+  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+  const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${b.param(id)}`
+  return Object.freeze({ text, values: b.values, shape })
+}
+
+/** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */
+export function compileIds (ctx: QueryContext, query: IdsQuery): Statement {
+  const b = new Builder()
+  const pk = `t0.${quoteIdent(ctx.table.primaryKey.name)}`
+  const readable = readableSql(ctx.table.readable, 't0')
+  const search = query.search === null ? '' : ` WHERE ${readable} ILIKE ${b.param(`%${likeEscape(query.search)}%`)}`
+  const text = `SELECT ${pk} AS id, ${readable} AS readable FROM ${quoteIdent(ctx.table.name)} AS t0${search} ORDER BY ${pk} LIMIT ${b.param(query.limit)} OFFSET ${b.param(query.offset)}`
+  return Object.freeze({ text, values: b.values })
+}
+
+/** The columns a write returns: the row as GET `/:id/` gives it without fields asked for. */
+export function returningList (table: Table, excludeSecrets: boolean): string {
+  return visibleColumns(table, excludeSecrets).map((c) => quoteIdent(c.name)).join(', ')
+}
+
+/** Puts flat aliased columns into nested response rows. */
+export function shapeRow (row: Record<string, unknown>, shape: Shape): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  shape.paths.forEach((path, i) => {
+    let target = out
+    for (let depth = 0; depth < path.length - 1; depth++) {
+      const key = path[depth]!
+      // hasOwn, not ??=: a column may be called `constructor`.
+      if (!Object.hasOwn(target, key)) target[key] = {}
+      target = target[key] as Record<string, unknown>
+    }
+    target[path[path.length - 1]!] = row[shape.aliases[i]!]
+  })
+  return out
+}

@@ -1,0 +1,58 @@
+import type { Filter, QueryContext } from '../query/parse.js'
+import type { Table, TableColumn } from '../table/table.js'
+import { quoteIdent } from './identifier.js'
+import { returningList, whereClause, type Statement } from './select.js'
+
+const table = (t: Table): string => quoteIdent(t.name)
+const key = (t: Table): string => quoteIdent(t.primaryKey.name)
+
+/** POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it. */
+export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
+  const returning = returningList(t, excludeSecrets)
+  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES RETURNING ${returning}`, values: [] })
+  const columns = [...row.keys()].map((c) => quoteIdent(c.name))
+  const params = columns.map((_, i) => `$${i + 1}`)
+  return Object.freeze({
+    text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')}) RETURNING ${returning}`,
+    values: [...row.values()]
+  })
+}
+
+/** PUT and PATCH: the given columns of one row. A statement with nothing to set is refused. */
+export function compileUpdate (t: Table, id: unknown, values: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
+  if (values.size === 0) throw new Error('compileUpdate: nothing to set')
+  const sets = [...values.keys()].map((c, i) => `${quoteIdent(c.name)} = $${i + 1}`)
+  return Object.freeze({
+    text: `UPDATE ${table(t)} SET ${sets.join(', ')} WHERE ${key(t)} = $${sets.length + 1} RETURNING ${returningList(t, excludeSecrets)}`,
+    values: [...values.values(), id]
+  })
+}
+
+/** DELETE `/:id/`. */
+export function compileDelete (t: Table, id: unknown): Statement {
+  return Object.freeze({ text: `DELETE FROM ${table(t)} WHERE ${key(t)} = $1`, values: [id] })
+}
+
+/** Whether a row exists: hooks run only for rows that do (SPEC §6.14). */
+export function compileExists (t: Table, id: unknown): Statement {
+  return Object.freeze({ text: `SELECT 1 FROM ${table(t)} WHERE ${key(t)} = $1`, values: [id] })
+}
+
+/** The keys of the rows a bulk DELETE matches, locked: their preDelete hooks run before the delete. */
+export function compileMatchingIds (ctx: QueryContext, filters: readonly Filter[]): Statement {
+  if (filters.length === 0) throw new Error('compileMatchingIds: a bulk delete needs a filter')
+  const { text, values } = whereClause(filters)
+  return Object.freeze({ text: `SELECT t0.${key(ctx.table)} AS id FROM ${table(ctx.table)} AS t0${text} FOR UPDATE`, values })
+}
+
+/** DELETE `/` with filters; one with none is refused here, whatever the route checked. */
+export function compileBulkDelete (ctx: QueryContext, filters: readonly Filter[]): Statement {
+  if (filters.length === 0) throw new Error('compileBulkDelete: a bulk delete needs a filter')
+  const { text, values } = whereClause(filters)
+  return Object.freeze({ text: `DELETE FROM ${table(ctx.table)} AS t0${text}`, values })
+}
+
+/** Deletes rows by key (after their hooks ran). */
+export function compileDeleteIds (t: Table, ids: readonly unknown[]): Statement {
+  return Object.freeze({ text: `DELETE FROM ${table(t)} WHERE ${key(t)} = ANY($1)`, values: [ids] })
+}

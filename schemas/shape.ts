@@ -1,0 +1,27 @@
+import { Type, type TObject, type TProperties } from '@sinclair/typebox'
+import type { Shape } from '../lib/sql/select.js'
+import { valueSchema } from './row.js'
+
+const Readable = Type.Union([Type.String(), Type.Null()])
+
+/**
+ * The response row of a query shape (`__visible_fields` with joins, `__readable`): nested
+ * objects for joined fields, `<fk>_readable` strings. Serialises the rows of that shape.
+ */
+export function shapeSchema (shape: Shape): TObject {
+  const root: TProperties = {}
+  shape.paths.forEach((path, i) => {
+    let properties = root
+    for (const key of path.slice(0, -1)) {
+      const existing = properties[key] as TObject | undefined
+      const object = existing ?? Type.Object({})
+      if (existing === undefined) properties[key] = object
+      properties = object.properties
+    }
+    const source = shape.sources[i]!
+    const value = source === null ? Readable : valueSchema(source.table, source.column, 'out')
+    // A joined row may be missing (a NULL ForeignKey): its fields are then null.
+    properties[path[path.length - 1]!] = path.length > 1 ? Type.Union([value, Type.Null()]) : value
+  })
+  return Type.Object(root)
+}

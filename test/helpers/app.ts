@@ -1,0 +1,21 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import fastifyPostgres from '@fastify/postgres'
+import type { Table } from '../../lib/table/index.js'
+import { createTables } from '../../lib/db/index.js'
+import type { TestDatabase } from './db.js'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+/**
+ * A Fastify app on the test database with the tables created; `setup` registers what the test
+ * needs. Closed at the end of the test.
+ */
+export async function buildApp (t: Teardown, db: TestDatabase, tables: readonly Table[], setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
+  await createTables(db.pool, tables)
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await setup(app)
+  await app.ready()
+  t.teardown(async () => await app.close())
+  return app
+}
