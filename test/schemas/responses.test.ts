@@ -1,0 +1,105 @@
+import t from 'tap'
+import Fastify from 'fastify'
+import { Ajv } from 'ajv'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { Type } from '@sinclair/typebox'
+import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../../schemas/responses.js'
+
+const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
+const STRING = { type: 'string' }
+
+t.test('the response schemas, exactly', async (t) => {
+  t.strictSame(plain(ErrorResponse), {
+    title: 'ErrorResponse',
+    additionalProperties: true,
+    type: 'object',
+    required: ['statusCode', 'code', 'error', 'message'],
+    properties: {
+      statusCode: { type: 'integer' },
+      code: STRING,
+      error: STRING,
+      message: STRING,
+      validFields: { type: 'array', items: STRING },
+      details: { additionalProperties: true, type: 'object', properties: {} },
+      errors: {
+        type: 'array',
+        items: { type: 'object', required: ['field', 'message'], properties: { field: STRING, message: STRING } }
+      }
+    }
+  })
+  t.strictSame(plain(CountResponse), {
+    title: 'CountResponse',
+    type: 'object',
+    required: ['count', 'page_size'],
+    properties: { count: { type: 'integer' }, page_size: { type: 'integer' } }
+  })
+  t.strictSame(plain(IdsResponse), { title: 'IdsResponse', additionalProperties: STRING, type: 'object', properties: {} })
+  t.strictSame(plain(ReferencesResponse), {
+    title: 'ReferencesResponse',
+    type: 'object',
+    required: ['references'],
+    properties: {
+      references: {
+        type: 'array',
+        items: { type: 'object', required: ['tableName', 'columnName'], properties: { tableName: STRING, columnName: STRING } }
+      }
+    }
+  })
+  const row = Type.Object({ id: Type.Integer() }, { title: 'MovieRow' })
+  t.strictSame(plain(listResponse(row)), {
+    title: 'MovieList',
+    type: 'object',
+    required: ['rows'],
+    properties: { rows: { type: 'array', items: { title: 'MovieRow', type: 'object', required: ['id'], properties: { id: { type: 'integer' } } } } }
+  })
+  t.strictSame(plain(listResponse(Type.Object({}))), {
+    type: 'object', required: ['rows'], properties: { rows: { type: 'array', items: { type: 'object', properties: {} } } }
+  }, 'no title without a row title')
+})
+
+t.test('the response schemas accept the bodies of SPEC §1 and §2.8', async (t) => {
+  const strict = new Ajv2020({ strict: true })
+  for (const schema of [ErrorResponse, CountResponse, IdsResponse, ReferencesResponse, listResponse(Type.Object({}))]) {
+    t.equal(typeof strict.compile(schema), 'function', `${String(schema.title)} is valid JSON Schema 2020-12`)
+  }
+  const ajv = new Ajv({ strict: false })
+  const error = ajv.compile(ErrorResponse)
+  t.ok(error({
+    statusCode: 400,
+    code: 'TABLECRUD_ERR_QS_UNKNOWN_FIELD',
+    error: 'Bad Request',
+    message: "foo isn't a valid field name.",
+    validFields: ['id', 'name']
+  }))
+  t.ok(error({
+    statusCode: 422,
+    code: 'TABLECRUD_ERR_DB_UNIQUE',
+    error: 'Unprocessable Entity',
+    message: 'duplicate key',
+    details: { constraint: 'movie_name_key', columns: ['name'] },
+    errors: [{ field: 'name', message: 'is required' }],
+    anything: 'else'
+  }))
+  t.notOk(error({ statusCode: 400, error: 'Bad Request', message: 'x' }), 'code is required')
+  t.ok(ajv.compile(IdsResponse)({ 1: 'Star Wars', 2: '' }))
+  t.notOk(ajv.compile(IdsResponse)({ 1: 2 }))
+  t.ok(ajv.compile(ReferencesResponse)({ references: [{ tableName: 'movie', columnName: 'director' }] }))
+  t.ok(ajv.compile(CountResponse)({ count: 3, page_size: 15 }))
+})
+
+t.test('the error schema serialises the extra members of an error', async (t) => {
+  const app = Fastify()
+  t.teardown(() => app.close())
+  const body = {
+    statusCode: 422,
+    code: 'TABLECRUD_ERR_DB_UNIQUE',
+    error: 'Unprocessable Entity',
+    message: 'duplicate key',
+    details: { constraint: 'movie_name_key', columns: ['name'] },
+    Retry: 'kept'
+  }
+  app.get('/', { schema: { response: { 422: ErrorResponse } } }, async (request, reply) => reply.code(422).send(body))
+  const response = await app.inject('/')
+  t.equal(response.statusCode, 422)
+  t.strictSame(response.json(), body)
+})
