@@ -18,6 +18,7 @@ interface AjvError { instancePath: string, keyword: string, message?: string, pa
 /** Names each failing field of a body, from Ajv's errors. */
 function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, message: string }> {
   const seen = new Set<string>()
+  const typeErrors = new Map<string, { field: string, message: string }>()
   const out: Array<{ field: string, message: string }> = []
   for (const e of errors) {
     const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
@@ -28,23 +29,34 @@ function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, messa
       ? 'is not a writable column'
       : e.keyword === 'required' ? 'is required' : e.message ?? 'is invalid'
     const key = `${field} ${message}`
-    // anyOf [type, null] reports the branch failures and then anyOf itself: one line per field.
+    // anyOf [type, null] reports the branch failures and then anyOf itself: one line per field,
+    // "must be integer or null".
     if (e.keyword === 'anyOf' || seen.has(key)) continue
     seen.add(key)
-    out.push({ field: field === '' ? '(body)' : field, message })
+    const sameField = e.keyword === 'type' ? typeErrors.get(field) : undefined
+    if (sameField !== undefined) {
+      sameField.message += ` or ${String(e.params.type)}`
+      continue
+    }
+    const entry = { field: field === '' ? '(body)' : field, message }
+    if (e.keyword === 'type') typeErrors.set(field, entry)
+    out.push(entry)
   }
   return out
 }
 
-/** Turns any error into the coded error a client may see; unknown errors become a generic 500. */
-export function toClientError (error: unknown): Error & { statusCode: number, code: string } {
-  const e = error as FastifyError & { validation?: AjvError[] }
+/**
+ * Turns any error into the coded error a client may see; unknown errors become a generic 500.
+ * `contentType` is the request's, for the 415 message (Fastify's error does not name it).
+ */
+export function toClientError (error: unknown, contentType?: string): Error & { statusCode: number, code: string } {
+  const e = (typeof error === 'object' && error !== null ? error : {}) as FastifyError & { validation?: AjvError[] }
   if (Array.isArray(e.validation)) {
     const errors = fieldErrors(e.validation)
     return withBody(new TABLECRUD_ERR_BODY_INVALID(errors.map((f) => `${f.field} ${f.message}`).join('; ')), { errors })
   }
   switch (e.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new TABLECRUD_ERR_BODY_MEDIA_TYPE(JSON.stringify(String(e.message).replace(/^Unsupported Media Type:? ?/, '') || 'none'))
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new TABLECRUD_ERR_BODY_MEDIA_TYPE(contentType === undefined ? 'none' : JSON.stringify(contentType))
     case 'FST_ERR_CTP_EMPTY_JSON_BODY': case 'FST_ERR_CTP_INVALID_JSON_BODY': case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new TABLECRUD_ERR_BODY_NOT_JSON()
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return new TABLECRUD_ERR_BODY_TOO_LARGE()
@@ -71,7 +83,7 @@ export function errorBody (error: Error & { statusCode: number, code: string }):
 
 /** Sends an error in the SPEC §1 shape (what hooks that answer early use). */
 export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
-  const clientError = toClientError(error)
+  const clientError = toClientError(error, reply.request?.headers['content-type'])
   if (clientError.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
   return reply.code(clientError.statusCode).type('application/json; charset=utf-8').send(errorBody(clientError))
 }
@@ -82,7 +94,7 @@ export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
  * goes to the log only.
  */
 export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
-  const clientError = toClientError(error)
+  const clientError = toClientError(error, request.headers['content-type'])
   if (clientError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
   sendError(reply, clientError)
 }
