@@ -231,11 +231,15 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
   return filters
 }
 
+/** What Node lets a header value hold; anything else (CR, LF, past Latin-1) makes it throw while replying, a 500. */
+const HEADER_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/
+
 /** GET `/` (and bulk DELETE, which ignores the control part). */
 export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
   const filters = parseFilters(ctx, raw)
   const name = single('__range_header_name', raw.__range_header_name)
   if (name?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('__range_header_name')
+  if (name !== undefined && !HEADER_TEXT.test(name)) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(name), '__range_header_name', 'header value')
   return {
     filters,
     order: parseOrder(ctx, raw.__order),
