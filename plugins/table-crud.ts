@@ -20,6 +20,8 @@ import { statementName } from '../lib/sql/statements.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate } from '../lib/sql/write.js'
 import { allTables, isTable, targetOf, type Table, type TableColumn } from '../lib/table/table.js'
 import { toDatabase, ValueError, writeDefault } from '../lib/values/write.js'
+import { hashPassword } from '../lib/auth/password.js'
+import { userTable } from '../lib/auth/tables.js'
 import { idParamsSchema, idsQuerySchema, listQuerySchema, singleQuerySchema } from '../schemas/query.js'
 import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../schemas/responses.js'
 import { createSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument } from '../schemas/row.js'
@@ -420,6 +422,17 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     if (found.rows.length === 0) throw new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
   }
 
+  /**
+   * The values a write sends, after the hooks: on the built-in user table the password is
+   * hashed (SPEC §3), so no hook or client ever stores it as given.
+   */
+  async function prepare (values: Row): Promise<Map<TableColumn, unknown>> {
+    if (table === userTable && typeof values.password === 'string') {
+      values = { ...values, password: await hashPassword(values.password) }
+    }
+    return toRow(values)
+  }
+
   const notFound = (key: unknown): Error => new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
 
   // POST /
@@ -435,7 +448,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       let values = fullRow(body, undefined)
       for (const hook of preSave) values = await guarded(async () => await hook.callable(values, { request }), hookError)
       if (table.primaryKey.type === 'serial') delete values[table.primaryKey.name]
-      const result = await run(compileInsert(table, toRow(values), excludeSecrets))
+      const result = await run(compileInsert(table, await prepare(values), excludeSecrets))
       const created = result.rows[0]!
       const key = created[table.primaryKey.name] ?? values[table.primaryKey.name]
       const prefix = fastify.prefix.replace(/\/$/, '')
@@ -485,7 +498,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   })
 
   async function update (key: unknown, values: Row): Promise<Row> {
-    const changes = toRow(values)
+    const changes = await prepare(values)
     changes.delete(table.primaryKey)
     if (changes.size === 0) {
       const current = await run(compileSingle(ctx, key, { fields: null, readable: false }))
