@@ -1,0 +1,158 @@
+import { quoteIdent } from '../sql/identifier.js'
+import type { Table } from '../table/index.js'
+import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './password.js'
+import { AUTH_COLUMNS, tokenTable, userTable } from './tables.js'
+import { generateToken } from './token.js'
+
+/** Anything with pg's `query(text, values)`: a Pool, a client or `fastify.pg` (SPEC §6.23). */
+export interface AuthDb {
+  query: (text: string, values?: unknown[]) => Promise<{ rows: any[] }>
+}
+
+/** Who made a request, as validators and hooks see it in `request.user` (SPEC §3). */
+export interface AuthUser {
+  /** The user's primary key; null for a token of `staticTokenProvider`. */
+  id: number | string | null
+  username: string | null
+  active: boolean
+  admin: boolean
+  superuser: boolean
+}
+
+/** The user row `createUser` resolves to: every column but the password. */
+export interface UserRow {
+  id: number
+  username: string
+  email: string | null
+  first_name: string | null
+  last_name: string | null
+  active: boolean
+  admin: boolean
+  superuser: boolean
+  last_login: string | null
+}
+
+export interface NewUser {
+  username: string
+  password: string
+  email?: string | null
+  first_name?: string | null
+  last_name?: string | null
+  /** Default true: a user made by this helper can log in at once. */
+  active?: boolean
+  admin?: boolean
+  superuser?: boolean
+}
+
+export interface CreateUserOptions {
+  /** bcrypt cost; default `TABLECRUD_BCRYPT_COST`, else 12. */
+  bcryptCost?: number
+}
+
+const q = quoteIdent
+const USER = q(userTable.name)
+const TOKEN = q(tokenTable.name)
+const ROW_COLUMNS = userTable.columns.filter((c) => !c.secret).map((c) => q(c.name)).join(', ')
+
+/**
+ * Creates a user of the built-in user table with a hashed password, and resolves to the row
+ * without its password. The password must have 6 to 128 characters (a 400 error otherwise).
+ * @example
+ * const user = await createUser(app.pg, { username: 'bob', password: 'bob-secret-1', superuser: true })
+ */
+export async function createUser (db: AuthDb, user: NewUser, options: CreateUserOptions = {}): Promise<UserRow> {
+  if (typeof user.username !== 'string' || user.username === '') throw new Error('createUser: username must be a non-empty string')
+  const hash = await hashPassword(user.password, options.bcryptCost)
+  const { rows } = await db.query(
+    `INSERT INTO ${USER} (${['username', 'password', 'email', 'first_name', 'last_name', 'active', 'admin', 'superuser'].map(q).join(', ')})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ROW_COLUMNS}`,
+    [user.username, hash, user.email ?? null, user.first_name ?? null, user.last_name ?? null,
+      user.active ?? true, user.admin ?? false, user.superuser ?? false]
+  )
+  return rows[0] as UserRow
+}
+
+/**
+ * Creates an API token for a user of the built-in tables and resolves to it. A user may have
+ * several; token login hands out the newest.
+ * @example const token = await createToken(app.pg, user.id)
+ */
+export async function createToken (db: AuthDb, userId: number): Promise<string> {
+  const token = generateToken()
+  await db.query(`INSERT INTO ${TOKEN} (${q('token')}, ${q('user')}) VALUES ($1, $2)`, [token, userId])
+  return token
+}
+
+/** The id of the built-in user table's user called `username`, or null. */
+export async function userIdOf (db: AuthDb, username: string): Promise<number | null> {
+  const { rows } = await db.query(`SELECT ${q('id')} FROM ${USER} WHERE ${q('username')} = $1`, [username])
+  return rows.length === 0 ? null : rows[0].id
+}
+
+/** Sets a user's password; resolves to false when there is no such user. */
+export async function setPassword (db: AuthDb, username: string, password: string, bcryptCost?: number): Promise<boolean> {
+  const hash = await hashPassword(password, bcryptCost)
+  const { rows } = await db.query(`UPDATE ${USER} SET ${q('password')} = $1 WHERE ${q('username')} = $2 RETURNING ${q('id')}`, [hash, username])
+  return rows.length === 1
+}
+
+/** Why `table` cannot serve as an `authTable`, or null when it can. */
+export function authTableProblem (table: Table): string | null {
+  const missing = AUTH_COLUMNS.filter((name) => !table.columnMap.has(name))
+  return missing.length === 0 ? null : `the table ${table.name} has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`
+}
+
+const userColumns = (table: Table, alias = ''): string =>
+  [`${alias}${q(table.primaryKey.name)} AS ${q('id')}`, ...['username', 'active', 'admin', 'superuser'].map((c) => `${alias}${q(c)}`)].join(', ')
+
+const asAuthUser = (row: Record<string, any>): AuthUser =>
+  ({ id: row.id, username: row.username, active: row.active, admin: row.admin, superuser: row.superuser })
+
+/**
+ * Checks a username and password against `table`. Resolves to the user when the password is
+ * right and the user active, else null. A password is checked whether or not the user exists
+ * (against a dummy hash when not), so the time taken does not tell which usernames exist.
+ */
+export async function checkLogin (db: AuthDb, table: Table, username: string, password: string, bcryptCost?: number): Promise<AuthUser | null> {
+  try {
+    checkPassword(password)
+  } catch {
+    return null // no stored password can have this length
+  }
+  // PostgreSQL refuses text with NUL; no username can hold one.
+  const { rows } = username.includes('\0')
+    ? { rows: [] }
+    : await db.query(`SELECT ${userColumns(table)}, ${q('password')} FROM ${q(table.name)} WHERE ${q('username')} = $1`, [username])
+  if (rows.length === 0) {
+    await verifyNobody(password, bcryptCost)
+    return null
+  }
+  const row = rows[0]
+  const ok = await verifyPassword(password, row.password)
+  return ok && row.active === true ? asAuthUser(row) : null
+}
+
+/** Sets `last_login` to now (UTC) after a successful login. */
+export async function recordLogin (db: AuthDb, table: Table, id: number | string): Promise<void> {
+  await db.query(`UPDATE ${q(table.name)} SET ${q('last_login')} = (now() AT TIME ZONE 'utc') WHERE ${q(table.primaryKey.name)} = $1`, [id])
+}
+
+/** The active user of `table` with this primary key, or null. */
+export async function activeUserById (db: AuthDb, table: Table, id: number | string): Promise<AuthUser | null> {
+  const { rows } = await db.query(`SELECT ${userColumns(table)} FROM ${q(table.name)} WHERE ${q(table.primaryKey.name)} = $1 AND ${q('active')}`, [id])
+  return rows.length === 0 ? null : asAuthUser(rows[0])
+}
+
+/** The newest token of a user of the built-in tables, or null. */
+export async function tokenOf (db: AuthDb, userId: number | string): Promise<string | null> {
+  const { rows } = await db.query(`SELECT ${q('token')} FROM ${TOKEN} WHERE ${q('user')} = $1 ORDER BY ${q('id')} DESC LIMIT 1`, [userId])
+  return rows.length === 0 ? null : rows[0].token
+}
+
+/** The active user a token of the built-in token table belongs to, with the stored token, or null. */
+export async function userByToken (db: AuthDb, token: string): Promise<{ user: AuthUser, token: string } | null> {
+  const { rows } = await db.query(
+    `SELECT ${userColumns(userTable, 'u.')}, t.${q('token')} FROM ${TOKEN} t JOIN ${USER} u ON u.${q('id')} = t.${q('user')}
+     WHERE t.${q('token')} = $1 AND u.${q('active')}`, [token])
+  return rows.length === 0 ? null : { user: asAuthUser(rows[0]), token: rows[0].token }
+}

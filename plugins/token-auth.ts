@@ -1,0 +1,60 @@
+import type { FastifyPluginAsync } from 'fastify'
+import fp from 'fastify-plugin'
+import { TABLECRUD_ERR_AUTH_HEADER_FORMAT, TABLECRUD_ERR_AUTH_HEADER_MISSING, TABLECRUD_ERR_AUTH_TOKEN_UNKNOWN } from '../lib/errors.js'
+import { excludedPathsProblem, pathMatcher } from '../lib/auth/paths.js'
+import { tableTokenProvider, type TokenAuthProvider } from '../lib/auth/providers.js'
+import { parseBearer } from '../lib/auth/token.js'
+import { databaseOf, fail, optionError, protectContext, refuse } from './auth-common.js'
+
+export interface TokenAuthOptions {
+  /** Who a token belongs to: `tableTokenProvider()` (default) or `staticTokenProvider([...])`. */
+  provider?: TokenAuthProvider
+  /**
+   * Paths that need no token: an entry ending in `*` is a prefix (`/api/docs/*`), any other
+   * must equal the request path (the full path, without the query string).
+   */
+  excludedPaths?: string[]
+}
+
+const NAME = 'tokenAuth'
+
+const tokenAuthPlugin: FastifyPluginAsync<TokenAuthOptions> = async function tokenAuth (fastify, options) {
+  const provider = options.provider ?? tableTokenProvider()
+  if (typeof provider !== 'object' || provider === null || typeof provider.authenticate !== 'function') {
+    throw optionError(NAME, 'provider', 'must have an authenticate(token, context) method')
+  }
+  const problem = excludedPathsProblem(options.excludedPaths ?? [])
+  if (problem !== null) throw optionError(NAME, 'excludedPaths', problem)
+  const isExcluded = pathMatcher(options.excludedPaths ?? [])
+  const context = { db: databaseOf(fastify, NAME, provider.usesDatabase !== false) }
+  protectContext(fastify, isExcluded)
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    if (isExcluded(request.url)) return
+    const header = parseBearer(request.headers.authorization)
+    if ('error' in header) {
+      return refuse(reply, header.error === 'missing' ? new TABLECRUD_ERR_AUTH_HEADER_MISSING() : new TABLECRUD_ERR_AUTH_HEADER_FORMAT())
+    }
+    try {
+      const user = await provider.authenticate(header.token, context)
+      if (user === null) return refuse(reply, new TABLECRUD_ERR_AUTH_TOKEN_UNKNOWN())
+      request.user = user
+    } catch (error) {
+      return fail(request, reply, error)
+    }
+  })
+}
+
+/**
+ * Token auth (SPEC §3.1): every request of the context it is registered in (any method) must
+ * carry `Authorization: Bearer <token>`, else a 401 with `WWW-Authenticate: Bearer`:
+ * `The Authorization header is missing.`, `The header is in the wrong format.` or
+ * `Token not recognised`. Sets `request.user`. Register it inside the context that holds the
+ * protected routes.
+ * @example
+ * app.register(async (api) => {
+ *   await api.register(tokenAuth, { excludedPaths: ['/api/health'] })
+ *   await api.register(tableCrud, { table: movie, prefix: '/movies' })
+ * }, { prefix: '/api' })
+ */
+export const tokenAuth = fp(tokenAuthPlugin, { name: 'fastify-tablecrud/token-auth', fastify: '5.x' })

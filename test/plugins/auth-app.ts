@@ -1,0 +1,43 @@
+import Fastify, { type FastifyInstance } from 'fastify'
+import fastifyPostgres from '@fastify/postgres'
+import { createTables } from '../../lib/db/index.js'
+import { tokenTable, userTable } from '../../lib/auth/tables.js'
+import type { TestDatabase } from '../helpers/db.js'
+
+// Tests hash at bcrypt's lowest cost; the default of 12 would take a quarter second a hash.
+process.env.TABLECRUD_BCRYPT_COST ??= '4'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+/**
+ * A Fastify app on the test database, closed at the end of the test. Every query of a test goes
+ * through `app.pg`: the embedded server serves one connection at a time, so a second pool
+ * would wait for the first one's idle connection to time out.
+ */
+export async function authApp (t: Teardown, db: TestDatabase, setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await setup(app)
+  await app.ready()
+  t.teardown(async () => await app.close())
+  return app
+}
+
+/** Creates the built-in user and token tables once, through a short-lived app. */
+export async function createAuthTables (db: TestDatabase): Promise<void> {
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.ready()
+  await createTables(app.pg, [userTable, tokenTable])
+  await app.close()
+}
+
+/** An app whose database cannot be reached, to see 503s. */
+export async function unreachableApp (t: Teardown, setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 2000 })
+  await setup(app)
+  await app.ready()
+  t.teardown(async () => await app.close())
+  return app
+}
