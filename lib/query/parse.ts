@@ -92,6 +92,11 @@ function single (key: string, value: string | string[] | undefined): string | un
   return value
 }
 
+/** A parameter the client sent: an own key only, never one a polluted prototype lends. */
+function own (raw: RawQuery, key: string): string | string[] | undefined {
+  return Object.hasOwn(raw, key) ? raw[key] : undefined
+}
+
 function all (value: string | string[] | undefined): string[] {
   return value === undefined ? [] : Array.isArray(value) ? value : [value]
 }
@@ -237,17 +242,17 @@ const HEADER_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/
 /** GET `/` (and bulk DELETE, which ignores the control part). */
 export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
   const filters = parseFilters(ctx, raw)
-  const name = single('__range_header_name', raw.__range_header_name)
+  const name = single('__range_header_name', own(raw, '__range_header_name'))
   if (name?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('__range_header_name')
   if (name !== undefined && !HEADER_TEXT.test(name)) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(name), '__range_header_name', 'header value')
   return {
     filters,
-    order: parseOrder(ctx, raw.__order),
-    fields: parseFields(ctx, raw.__visible_fields),
-    readable: flag('__readable', raw.__readable),
-    page: positive('__page', raw.__page, 1, 2147483647),
-    pageSize: positive('__page_size', raw.__page_size, ctx.pageSize, ctx.maxPageSize),
-    rangeHeader: flag('__range_header', raw.__range_header),
+    order: parseOrder(ctx, own(raw, '__order')),
+    fields: parseFields(ctx, own(raw, '__visible_fields')),
+    readable: flag('__readable', own(raw, '__readable')),
+    page: positive('__page', own(raw, '__page'), 1, 2147483647),
+    pageSize: positive('__page_size', own(raw, '__page_size'), ctx.pageSize, ctx.maxPageSize),
+    rangeHeader: flag('__range_header', own(raw, '__range_header')),
     rangeHeaderName: name === undefined || name === '' ? ctx.table.name : name
   }
 }
@@ -259,7 +264,7 @@ export function parseFilterQuery (ctx: QueryContext, raw: RawQuery): Filter[] {
 
 /** GET `/:id/`: `__visible_fields` and `__readable`; filter parameters are ignored (SPEC §2.4). */
 export function parseSingleQuery (ctx: QueryContext, raw: RawQuery): SingleQuery {
-  return { fields: parseFields(ctx, raw.__visible_fields), readable: flag('__readable', raw.__readable) }
+  return { fields: parseFields(ctx, own(raw, '__visible_fields')), readable: flag('__readable', own(raw, '__readable')) }
 }
 
 const IDS_KEYS = new Set(['search', 'limit', 'offset'])
@@ -270,13 +275,13 @@ export function parseIdsQuery (ctx: QueryContext, raw: RawQuery): IdsQuery {
     if (!IDS_KEYS.has(key)) throw unknownField(key, [...IDS_KEYS])
   }
   const count = (key: string, fallback: number, max: number): number => {
-    const text = single(key, raw[key])
+    const text = single(key, own(raw, key))
     if (text === undefined) return fallback
     const n = parseInteger(text)
     if (n === undefined || n < 0 || n > max) throw new TABLECRUD_ERR_QS_INVALID_NUMBER(max === ctx.maxPageSize ? `${key} (at most ${max})` : key)
     return n
   }
-  const search = single('search', raw.search)
+  const search = single('search', own(raw, 'search'))
   if (search?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('search')
   return {
     search: search === undefined || search === '' ? null : search,
