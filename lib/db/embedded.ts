@@ -11,6 +11,19 @@ export interface EmbeddedOptions {
   dataDir?: string
 }
 
+/** A simple-protocol Query message. */
+function queryMessage (sql: string): Uint8Array {
+  const text = Buffer.from(sql + '\0')
+  const message = Buffer.alloc(5 + text.length)
+  message.write('Q', 0)
+  message.writeInt32BE(4 + text.length, 1)
+  text.copy(message, 5)
+  return message
+}
+
+/** Sync ends an extended-protocol exchange a client left half done. */
+const SESSION_RESET = [Uint8Array.of(0x53, 0, 0, 0, 4), queryMessage('ROLLBACK'), queryMessage('DEALLOCATE ALL')]
+
 /**
  * Starts PGlite (PostgreSQL compiled to WebAssembly) behind a PostgreSQL wire-protocol socket
  * on 127.0.0.1, so the same `pg` code serves it and a real server. PGlite is one session:
@@ -26,6 +39,14 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   const db = await PGlite.create(options.dataDir)
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
+  // PGlite is one session that every connection shares in turn: a client that leaves in a
+  // transaction or with prepared statements would hand them to the next one (pg's named
+  // statements then fail with "already exists"). Each connection starts without them; the reset
+  // is synchronous, so it runs before the new client's first message. (Not DISCARD ALL: its
+  // RESET ALL leaves PGlite with search_path pg_catalog.)
+  server.addEventListener('connection', () => {
+    for (const message of SESSION_RESET) db.execProtocolRawSync(message)
+  })
   await server.start()
   const address = server.getServerConn()
   return {

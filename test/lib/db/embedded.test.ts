@@ -1,0 +1,91 @@
+import t from 'tap'
+import pg from 'pg'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startEmbeddedPostgres } from '../../../lib/db/embedded.js'
+
+t.test('starts, answers, survives a failed query, stops', async (t) => {
+  const server = await startEmbeddedPostgres()
+  t.match(server.connectionString, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?sslmode=disable$/)
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  const one = await pool.query('SELECT 1 AS n, version() AS version')
+  t.equal(one.rows[0].n, 1)
+  t.match(one.rows[0].version, /^PostgreSQL \d+/)
+  await t.rejects(pool.query('SELECT * FROM no_such_table'), { code: '42P01', message: 'relation "no_such_table" does not exist' })
+  t.strictSame((await pool.query('SELECT 2 AS n')).rows, [{ n: 2 }], 'the next query on the same pool works')
+  await t.rejects(pool.query('SELECT $1::integer AS n', ['x']), { code: '22P02' })
+  t.strictSame((await pool.query('SELECT $1::integer AS n', [3])).rows, [{ n: 3 }], 'and after a failed bind')
+
+  const client = await pool.connect()
+  await client.query('BEGIN')
+  await t.rejects(client.query('SELECT 1 / 0'), { code: '22012' })
+  await t.rejects(client.query('SELECT 1'), { code: '25P02' }, 'the transaction is aborted')
+  await client.query('ROLLBACK')
+  client.release()
+  t.strictSame((await pool.query('SELECT 4 AS n')).rows, [{ n: 4 }], 'a rolled-back transaction leaves the session usable')
+
+  await pool.end()
+  await server.stop()
+  const late = new pg.Client({ connectionString: server.connectionString })
+  await t.rejects(late.connect(), { code: 'ECONNREFUSED' }, 'nothing listens after stop')
+})
+
+t.test('a connection starts without what the previous one left', async (t) => {
+  const server = await startEmbeddedPostgres()
+  t.teardown(server.stop)
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  t.teardown(() => pool.end())
+  await pool.query('CREATE TABLE left_behind (id integer)')
+
+  const inTransaction = await pool.connect()
+  await inTransaction.query('BEGIN')
+  await inTransaction.query('INSERT INTO left_behind VALUES (1)')
+  inTransaction.release(true)
+  t.strictSame((await pool.query('SELECT count(*)::integer AS n FROM left_behind')).rows, [{ n: 0 }],
+    'a transaction open when its connection closed is rolled back')
+
+  const aborted = await pool.connect()
+  await aborted.query('BEGIN')
+  await t.rejects(aborted.query('SELECT 1 / 0'), { code: '22012' })
+  aborted.release(true)
+  t.strictSame((await pool.query('SELECT 5 AS n')).rows, [{ n: 5 }], 'so is an aborted one')
+
+  const named = { name: 'embedded_named', text: 'SELECT $1::integer AS n' }
+  const first = await pool.connect()
+  t.strictSame((await first.query({ ...named, values: [6] })).rows, [{ n: 6 }])
+  first.release(true)
+  t.strictSame((await pool.query({ ...named, values: [7] })).rows, [{ n: 7 }],
+    'a named statement is prepared again on a new connection')
+  t.strictSame((await pool.query('SHOW search_path')).rows, [{ search_path: 'public' }], 'tables are still found')
+})
+
+/** A loopback port that was free a moment ago. */
+async function freePort (): Promise<number> {
+  const probe = createServer()
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve))
+  const { port } = probe.address() as { port: number }
+  await new Promise<void>((resolve) => probe.close(() => resolve()))
+  return port
+}
+
+t.test('a data directory keeps the data across restarts, on the port asked for', async (t) => {
+  const dataDir = await mkdtemp(join(tmpdir(), 'tablecrud-embedded-'))
+  t.teardown(() => rm(dataDir, { recursive: true, force: true }))
+  const port = await freePort()
+
+  const first = await startEmbeddedPostgres({ dataDir, port })
+  t.equal(first.connectionString, `postgres://postgres@127.0.0.1:${port}/postgres?sslmode=disable`)
+  const pool = new pg.Pool({ connectionString: first.connectionString, max: 1 })
+  await pool.query('CREATE TABLE kept (id integer PRIMARY KEY, name text)')
+  await pool.query("INSERT INTO kept VALUES (1, 'Alien'), (2, 'Heat')")
+  await pool.end()
+  await first.stop()
+
+  const second = await startEmbeddedPostgres({ dataDir })
+  const again = new pg.Pool({ connectionString: second.connectionString, max: 1 })
+  t.strictSame((await again.query('SELECT id, name FROM kept ORDER BY id')).rows, [{ id: 1, name: 'Alien' }, { id: 2, name: 'Heat' }])
+  await again.end()
+  await second.stop()
+})
