@@ -526,6 +526,8 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     method: 'DELETE',
     url: '/:id/',
     schema: { tags, summary: `Delete a ${table.name} row`, params: idParamsSchema(table), response: { 204: { type: 'null', description: 'Deleted' }, ...errors } },
+    // Fastify's own Ajv would refuse a bad id as a body error, before the validators (SPEC §6.14).
+    validatorCompiler: compilers(ajv, null),
     handler: async (request, reply) => {
       await validate('deleteSingle', request)
       const key = id(request)
