@@ -232,7 +232,8 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       schema = list ? listResponse(shapeSchema(shape)) : shapeSchema(shape)
       if (shapeSchemas.size < 500) shapeSchemas.set(key, schema)
     }
-    reply.serializer(reply.compileSerializationSchema(schema as Record<string, unknown>, '200'))
+    // A custom serialiser leaves the content type unset: Fastify only sets it for its own.
+    reply.type('application/json; charset=utf-8').serializer(reply.compileSerializationSchema(schema as Record<string, unknown>, '200'))
   }
 
   function rowsOf (result: QueryResult<Row>, statement: SelectStatement): Row[] {
