@@ -117,7 +117,9 @@ class Joins {
  */
 function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath[] | null, readable: boolean, joins: Joins): { list: string, shape: Shape } {
   const wanted = fields ?? [...ctx.fields.values()].filter((f) => f.joins.length === 0)
-  const nested = new Set(wanted.filter((f) => f.joins.length > 0).map((f) => f.joins[0]!.column.name))
+  // Every ForeignKey some wanted field is joined through (`director`, `director.mentor`): the
+  // object of its joined fields, not its bare value, goes at its name.
+  const nested = new Set(wanted.flatMap((f) => f.joins.map((_, i) => f.joins.slice(0, i + 1).map((j) => j.column.name).join('.'))))
   const sqls: string[] = []
   const paths: string[][] = []
   const sources: Shape['sources'][number][] = []
@@ -137,10 +139,10 @@ function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath
   for (const field of wanted) {
     const alias = joins.alias(field.joins)
     const sql = `${alias}.${quoteIdent(field.column.name)}`
-    if (field.joins.length === 0 && nested.has(field.column.name)) {
+    if (nested.has(field.name)) {
       // Asked for both `director` and `director.name`: the key goes inside the object.
-      const target = targetOf(table, field.column)
-      add(sql, [field.column.name, target.primaryKey.name], { table: target, column: target.primaryKey })
+      const target = targetOf(field.table, field.column)
+      add(sql, [...field.name.split('.'), target.primaryKey.name], { table: target, column: target.primaryKey })
     } else {
       add(sql, field.name.split('.'), { table: field.table, column: field.column })
     }
