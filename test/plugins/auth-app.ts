@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { createTables } from '../../lib/db/index.js'
@@ -40,4 +41,19 @@ export async function unreachableApp (t: Teardown, setup: (app: FastifyInstance)
   await app.ready()
   t.teardown(async () => await app.close())
   return app
+}
+
+/** base64url of a JSON value, or of a string as it is. */
+export const b64 = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
+
+/** A JWT made by hand: any header and payload, signed with HMAC (SHA-256 unless told). */
+export function craftJwt (header: unknown, payload: unknown, secret: string, hash = 'sha256'): string {
+  const input = `${b64(header)}.${b64(payload)}`
+  return `${input}.${createHmac(hash, secret).update(input).digest('base64url')}`
+}
+
+/** The header and payload of a JWT. */
+export function readJwt (token: string): { header: any, payload: any } {
+  const [header, payload] = token.split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString()))
+  return { header, payload }
 }

@@ -1,0 +1,13 @@
+import t from 'tap'
+import { BEARER_SECURITY_SCHEME, recordBearerAuth, securitySchemesOf } from '../../../lib/auth/security.js'
+
+t.test('an application is known to use bearer auth once recorded, by its server', async (t) => {
+  const server = {}
+  t.same(securitySchemesOf(server), {})
+  recordBearerAuth(server)
+  recordBearerAuth(server)
+  t.same(securitySchemesOf(server), { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>, from token login or JWT login' } })
+  t.equal(securitySchemesOf(server).bearerAuth, BEARER_SECURITY_SCHEME)
+  t.same(securitySchemesOf({}), {}, 'another application is not')
+  t.ok(Object.isFrozen(BEARER_SECURITY_SCHEME))
+})
