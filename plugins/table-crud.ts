@@ -23,7 +23,10 @@ import { toDatabase, ValueError, writeDefault } from '../lib/values/write.js'
 import { hashPassword } from '../lib/auth/password.js'
 import { userTable } from '../lib/auth/tables.js'
 import { idParamsSchema, idsQuerySchema, listQuerySchema, singleQuerySchema } from '../schemas/query.js'
-import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../schemas/responses.js'
+import {
+  ContentRangeHeader, CountResponse, DeletedCountHeader, ErrorResponse, IdsResponse, listResponse, LocationHeader,
+  ReferencesResponse, ServiceUnavailableResponse, withHeaders
+} from '../schemas/responses.js'
 import { createSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument } from '../schemas/row.js'
 import { shapeSchema } from '../schemas/shape.js'
 import { errorHandler, sendError } from './errors.js'
@@ -190,7 +193,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   formats.default(ajv)
 
   const row = rowSchema(table, excludeSecrets, options.maxJoins)
-  const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse }
+  const errors = { '4xx': ErrorResponse, 503: ServiceUnavailableResponse, '5xx': ErrorResponse }
   const queryOptions = { excludeSecrets, maxJoins: options.maxJoins, maxPageSize: options.maxPageSize }
   const documentJson = JSON.stringify(schemaDocument(table, { excludeSecrets, maxJoins: options.maxJoins, schemaExtra: options.schemaExtra }))
   const writeColumns = new Map(table.columns.map((c) => [c.name, c]))
@@ -279,7 +282,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   route({
     method: 'GET',
     url: '/',
-    schema: { tags, summary: `List ${table.name} rows`, querystring: listQuerySchema(table, queryOptions), response: { 200: listResponse(row), ...errors } },
+    schema: { tags, summary: `List ${table.name} rows`, querystring: listQuerySchema(table, queryOptions), response: { 200: withHeaders(listResponse(row), { 'Content-Range': ContentRangeHeader }), ...errors } },
     validatorCompiler: compilers(ajv, (raw) => parseListQuery(ctx, raw)),
     handler: async (request, reply) => {
       const query = request.query as ListQuery
@@ -451,7 +454,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   route({
     method: 'POST',
     url: '/',
-    schema: { tags, summary: `Create a ${table.name} row`, body: createSchema(table), response: { 201: row, ...errors } },
+    schema: { tags, summary: `Create a ${table.name} row`, body: createSchema(table), response: { 201: withHeaders(row, { Location: LocationHeader }), ...errors } },
     validatorCompiler: compilers(ajv, null),
     handler: async (request, reply) => {
       const body = request.body as Row
@@ -548,7 +551,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   route({
     method: 'DELETE',
     url: '/',
-    schema: { tags, summary: `Delete the ${table.name} rows matching the filters`, querystring: listQuerySchema(table, queryOptions), response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many' }, ...errors } },
+    schema: { tags, summary: `Delete the ${table.name} rows matching the filters`, querystring: listQuerySchema(table, queryOptions), response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } }, ...errors } },
     validatorCompiler: compilers(ajv, (raw) => parseFilterQuery(ctx, raw)),
     handler: async (request, reply) => {
       const filters = request.query as Filter[]

@@ -30,3 +30,30 @@ export function listResponse<T extends TSchema> (row: T): TObject<{ rows: TArray
   const title = typeof row.title === 'string' ? { title: row.title.replace(/Row$/, '') + 'List' } : {}
   return Type.Object({ rows: Type.Array(row) }, title)
 }
+
+/*
+ * Response headers, for OpenAPI: @fastify/swagger reads `headers` beside a response's body
+ * schema; the serialiser ignores it.
+ */
+
+/** GET `/` with `__range_header` (SPEC §2.3). */
+export const ContentRangeHeader = Type.String({
+  description: 'Sent with __range_header: <name> <first>-<last>/<total>, from 0; <total> counts the rows matching the filters.'
+})
+
+/** POST `/` (SPEC §2.5). */
+export const LocationHeader = Type.String({ description: 'The path of the created row: <prefix>/<id>/.' })
+
+/** DELETE `/` (SPEC §2.7). */
+export const DeletedCountHeader = Type.Integer({ minimum: 0, description: 'How many rows were deleted.' })
+
+/** A 503 (SPEC §1). */
+export const RetryAfterHeader = Type.Integer({ minimum: 0, description: 'Seconds to wait before trying again.' })
+
+/** `schema` with response headers to document: `withHeaders(MovieRow, { Location: LocationHeader })`. */
+export function withHeaders<T extends TSchema> (schema: T, headers: Record<string, TSchema>): T & { headers: Record<string, TSchema> } {
+  return { ...schema, headers }
+}
+
+/** A 503: the database cannot be reached, with `Retry-After`. */
+export const ServiceUnavailableResponse = withHeaders({ ...ErrorResponse, description: 'The database cannot be reached or timed out.' }, { 'Retry-After': RetryAfterHeader })

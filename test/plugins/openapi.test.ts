@@ -1,0 +1,437 @@
+import t, { type Test } from 'tap'
+import Fastify, { type FastifyInstance } from 'fastify'
+import fastifyPostgres from '@fastify/postgres'
+import SwaggerParser from '@apidevtools/swagger-parser'
+import { column, defineTable } from '../../lib/table/index.js'
+import { BEARER_SECURITY_SCHEME } from '../../lib/auth/security.js'
+import { MATCH_TYPES, OPERATORS } from '../../lib/query/fields.js'
+import { BOOLEAN_SPELLINGS } from '../../schemas/query.js'
+import { ErrorResponse, listResponse } from '../../schemas/responses.js'
+import { createSchema, patchSchema, replaceSchema, rowSchema } from '../../schemas/row.js'
+import { openApi, type OpenApiOptions } from '../../plugins/openapi.js'
+import { tableCrud } from '../../plugins/table-crud.js'
+import { jwtAuth } from '../../plugins/jwt-auth.js'
+import { tokenAuth } from '../../plugins/token-auth.js'
+import { staticTokenProvider } from '../../lib/auth/providers.js'
+
+/*
+ * The document needs no database: TableCRUD does not query while registering (SPEC §6.17), so
+ * the pool points at a port nothing listens on and is never used.
+ */
+const NOWHERE = 'postgres://postgres@127.0.0.1:1/none'
+
+const director = defineTable('oa_director', {
+  name: column.varchar({ length: 50 }),
+  born: column.timestamp({ null: true }),
+  code: column.varchar({ length: 8, secret: true })
+}, { readable: 'name' })
+const film = defineTable('oa_film', {
+  name: column.varchar({ length: 100, required: true }),
+  rating: column.numeric({ digits: [3, 1], null: true }),
+  director: column.foreignKey(director),
+  tags: column.array(column.text()),
+  released: column.boolean()
+})
+
+type Doc = Record<string, any>
+const plain = (value: unknown): any => JSON.parse(JSON.stringify(value))
+/** The document as `<routePrefix>/json` serves it. */
+const documentOf = (app: FastifyInstance): Doc => plain(app.swagger())
+
+/**
+ * A body schema as the document holds it. @fastify/swagger drops every `nullable` member when
+ * it writes OpenAPI 3.1 (the OpenAPI 3.0 keyword), the `nullable` of our `extra` annotations
+ * included; nullability stays in the `anyOf` with `{ type: 'null' }`.
+ */
+function documented (schema: unknown): Doc {
+  return JSON.parse(JSON.stringify(schema), (key, value) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value) && 'nullable' in value) {
+      const { nullable, ...rest } = value
+      return rest
+    }
+    return value
+  })
+}
+
+async function build (t: Test, setup: (app: FastifyInstance) => Promise<void>): Promise<FastifyInstance> {
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: NOWHERE })
+  await setup(app)
+  await app.ready()
+  t.teardown(async () => await app.close())
+  return app
+}
+
+/** Directors public and read-only; films writable behind jwtAuth, as the demo mounts them. */
+async function twoTables (t: Test, options: OpenApiOptions = {}): Promise<FastifyInstance> {
+  return await build(t, async (app) => {
+    await app.register(openApi, { info: { title: 'Films', version: '2.0.0' }, ...options })
+    await app.register(tableCrud, { table: director, prefix: '/api/directors' })
+    await app.register(async (admin) => {
+      await admin.register(jwtAuth, { secret: 'openapi-test-secret' })
+      await admin.register(tableCrud, { table: film, prefix: '/films', readOnly: false, allowBulkDelete: true, maxJoins: 1 })
+    }, { prefix: '/api/admin' })
+  })
+}
+
+const ORDERED = [...OPERATORS]
+const UNORDERED = ['e', 'ne', 'is_null', 'not_null']
+const HELPERS = ['count/', 'ids/', 'new/', 'schema/', 'references/']
+const PATHS: Record<string, string[]> = {
+  '/api/directors/': ['get'],
+  '/api/directors/{id}/': ['get'],
+  ...Object.fromEntries(HELPERS.map((h) => [`/api/directors/${h}`, ['get']])),
+  '/api/admin/films/': ['delete', 'get', 'post'],
+  '/api/admin/films/{id}/': ['delete', 'get', 'patch', 'put'],
+  ...Object.fromEntries(HELPERS.map((h) => [`/api/admin/films/${h}`, ['get']]))
+}
+
+function operations (doc: Doc): Array<[string, string, Doc]> {
+  return Object.entries(doc.paths as Doc).flatMap(([path, item]) => Object.entries(item as Doc).map(([method, op]) => [path, method, op as Doc] as [string, string, Doc]))
+}
+
+/** The query parameters of an operation, by name, each checked to be an optional query parameter. */
+function queryParameters (t: Test, op: Doc): Map<string, Doc> {
+  const out = new Map<string, Doc>()
+  for (const parameter of op.parameters ?? []) {
+    if (parameter.in !== 'query') continue
+    t.equal(parameter.required, false, `${parameter.name as string} is optional`)
+    out.set(parameter.name, parameter)
+  }
+  return out
+}
+
+const ERROR = { description: 'Default Response', content: { 'application/json': { schema: plain(ErrorResponse) } } }
+const UNAVAILABLE = {
+  description: 'The database cannot be reached or timed out.',
+  headers: { 'Retry-After': { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before trying again.' } },
+  content: { 'application/json': { schema: { ...plain(ErrorResponse), description: 'The database cannot be reached or timed out.' } } }
+}
+const ERRORS = { '4XX': ERROR, 503: UNAVAILABLE, '5XX': ERROR }
+const json = (schema: unknown): Doc => ({ 'application/json': { schema: plain(schema) } })
+
+t.test('the document of two tables validates as OpenAPI 3.1', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  t.equal(doc.openapi, '3.1.0')
+  t.strictSame(doc.info, { title: 'Films', version: '2.0.0' })
+  const validated = await SwaggerParser.validate(structuredClone(doc) as never) as Doc
+  t.equal(validated.openapi, '3.1.0')
+  // The parser does check: a parameter in no valid place is refused.
+  const broken = structuredClone(doc)
+  broken.paths['/api/directors/'].get.parameters[0].in = 'body'
+  await t.rejects(SwaggerParser.validate(broken as never), /in/)
+})
+
+t.test('every route and method, each path once, with its trailing slash and {id}; the 405 helpers hidden', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  t.strictSame(Object.fromEntries(Object.entries(doc.paths as Doc).map(([path, item]) => [path, Object.keys(item as Doc).sort()])), PATHS)
+  for (const [path, method, op] of operations(doc)) {
+    const parameter = (op.parameters ?? []).filter((p: Doc) => p.in === 'path')
+    if (!path.includes('{id}')) {
+      t.strictSame(parameter, [], `${method} ${path} has no path parameter`)
+      continue
+    }
+    const key = path.startsWith('/api/admin') ? 'oa_film' : 'oa_director'
+    t.strictSame(parameter, [{
+      schema: { type: 'integer', minimum: 1, maximum: 2147483647 },
+      in: 'path',
+      name: 'id',
+      required: true,
+      description: `The id of a ${key} row.`
+    }], `${method} ${path}`)
+  }
+})
+
+t.test('one tag per table, on each of its operations', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  t.strictSame(doc.tags, [{ name: 'oa_director' }, { name: 'oa_film' }])
+  for (const [path, method, op] of operations(doc)) {
+    t.strictSame(op.tags, [path.startsWith('/api/admin/films/') ? 'oa_film' : 'oa_director'], `${method} ${path}`)
+    t.type(op.summary, 'string')
+  }
+})
+
+t.test('bearerAuth on the routes jwtAuth protects, and only there; the scheme declared', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  t.strictSame(doc.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', description: BEARER_SECURITY_SCHEME.description } })
+  t.equal(doc.security, undefined)
+  for (const [path, method, op] of operations(doc)) {
+    if (path.startsWith('/api/admin/')) t.strictSame(op.security, [{ bearerAuth: [] }], `${method} ${path}`)
+    else t.notOk('security' in op, `${method} ${path} is public`)
+  }
+})
+
+t.test('the filters of GET /, /count/ and DELETE /: operators and match types as enums', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  const filmFields = [
+    'id', 'name', 'rating', 'director', 'director.id', 'director.name', 'director.born', 'tags', 'released'
+  ]
+  const cases = [
+    { op: doc.paths['/api/directors/'].get, fields: ['id', 'name', 'born'], filters: { id: ORDERED, name: UNORDERED, born: ORDERED }, text: ['name'], page: 1000 },
+    { op: doc.paths['/api/directors/count/'].get, fields: ['id', 'name', 'born'], filters: { id: ORDERED, name: UNORDERED, born: ORDERED }, text: ['name'], page: 1000 },
+    { op: doc.paths['/api/admin/films/'].get, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: UNORDERED, released: UNORDERED }, text: ['name'], page: 1000 },
+    { op: doc.paths['/api/admin/films/'].delete, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: UNORDERED, released: UNORDERED }, text: ['name'], page: 1000 }
+  ]
+  for (const { op, fields, filters, text, page } of cases) {
+    const parameters = queryParameters(t, op)
+    const expected: string[] = []
+    for (const name of Object.keys(filters)) {
+      expected.push(name, `${name}__operator`)
+      if (text.includes(name)) expected.push(`${name}__match`)
+    }
+    expected.push('__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name')
+    t.strictSame([...parameters.keys()], expected, op.summary)
+    for (const [name, operators] of Object.entries(filters)) {
+      t.strictSame(parameters.get(`${name}__operator`)!.schema, { type: 'string', enum: operators }, `${name}__operator`)
+      if (text.includes(name)) t.strictSame(parameters.get(`${name}__match`)!.schema, { type: 'string', enum: [...MATCH_TYPES] }, `${name}__match`)
+    }
+    t.strictSame(parameters.get('tags')?.schema ?? { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
+      { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'an array filter may be repeated')
+    t.strictSame(parameters.get('name')!.schema, { type: 'string' })
+    t.strictSame(parameters.get('__visible_fields')!.schema, {
+      anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
+    })
+    t.strictSame(parameters.get('__page')!.schema, { type: 'integer', minimum: 1 })
+    t.strictSame(parameters.get('__page_size')!.schema, { type: 'integer', minimum: 1, maximum: page })
+    t.strictSame(parameters.get('__readable')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
+    t.strictSame(parameters.get('__range_header')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
+    t.strictSame(parameters.get('__order')!.schema, { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] })
+  }
+  t.notOk(queryParameters(t, doc.paths['/api/directors/'].get).has('code'), 'a secret column has no filter')
+})
+
+t.test('the query strings of GET /{id}/ and /ids/', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  const single = queryParameters(t, doc.paths['/api/admin/films/{id}/'].get)
+  t.strictSame([...single.keys()], ['__visible_fields', '__readable'])
+  t.strictSame(single.get('__visible_fields')!.schema.anyOf[1].items.enum, ['id', 'name', 'rating', 'director', 'director.id', 'director.name', 'director.born', 'tags', 'released'])
+  const ids = queryParameters(t, doc.paths['/api/directors/ids/'].get)
+  t.strictSame([...ids.entries()].map(([name, p]) => [name, p.schema]), [
+    ['search', { type: 'string' }],
+    ['limit', { type: 'integer', minimum: 0 }],
+    ['offset', { type: 'integer', minimum: 0 }]
+  ])
+  for (const path of ['/api/directors/new/', '/api/directors/schema/', '/api/directors/references/']) {
+    t.equal(doc.paths[path].get.parameters, undefined, `${path} takes no parameters`)
+  }
+})
+
+t.test('request bodies: the create, replace and patch schemas', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  const films = doc.paths['/api/admin/films/']
+  const one = doc.paths['/api/admin/films/{id}/']
+  t.strictSame(films.post.requestBody, { required: true, content: json(documented(createSchema(film))) })
+  t.strictSame(one.put.requestBody, { required: true, content: json(documented(replaceSchema(film))) })
+  t.strictSame(one.patch.requestBody, { required: true, content: json(documented(patchSchema(film))) })
+  t.equal(films.post.requestBody.content['application/json'].schema.title, 'OaFilmIn')
+  t.strictSame(films.post.requestBody.content['application/json'].schema.required, ['name'])
+  for (const [path, method, op] of operations(doc)) {
+    if (!['post', 'put', 'patch'].includes(method)) t.equal(op.requestBody, undefined, `${method} ${path} has no body`)
+  }
+})
+
+t.test('responses: rows, one row, count, ids, schema, new, references, the error shape and the headers', async (t) => {
+  const app = await twoTables(t)
+  const doc = documentOf(app)
+  const row = rowSchema(film, true, 1)
+  const films = doc.paths['/api/admin/films/']
+  const one = doc.paths['/api/admin/films/{id}/']
+  t.strictSame(films.get.responses, {
+    200: {
+      description: 'Default Response',
+      headers: {
+        'Content-Range': {
+          schema: { type: 'string' },
+          description: 'Sent with __range_header: <name> <first>-<last>/<total>, from 0; <total> counts the rows matching the filters.'
+        }
+      },
+      content: json(listResponse(row))
+    },
+    ...ERRORS
+  })
+  t.strictSame(films.post.responses, {
+    201: {
+      description: 'Default Response',
+      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: <prefix>/<id>/.' } },
+      content: json(row)
+    },
+    ...ERRORS
+  })
+  t.strictSame(films.delete.responses, {
+    204: {
+      description: 'Deleted; X-Deleted-Count says how many',
+      headers: { 'X-Deleted-Count': { schema: { type: 'integer', minimum: 0 }, description: 'How many rows were deleted.' } }
+    },
+    ...ERRORS
+  })
+  t.strictSame(one.delete.responses, { 204: { description: 'Deleted' }, ...ERRORS })
+  for (const method of ['get', 'put', 'patch']) {
+    t.strictSame(one[method].responses, { 200: { description: 'Default Response', content: json(row) }, ...ERRORS }, method)
+  }
+  const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
+  t.strictSame(ok('/api/admin/films/count/'), { title: 'CountResponse', type: 'object', required: ['count', 'page_size'], properties: { count: { type: 'integer' }, page_size: { type: 'integer' } } })
+  t.strictSame(ok('/api/admin/films/ids/'), { title: 'IdsResponse', additionalProperties: { type: 'string' }, type: 'object', properties: {} })
+  t.strictSame(ok('/api/admin/films/schema/'), { type: 'object', additionalProperties: true })
+  t.strictSame(Object.keys(ok('/api/admin/films/new/').properties), ['id', 'name', 'rating', 'director', 'tags', 'released'])
+  t.equal(ok('/api/admin/films/new/').title, 'OaFilmNew')
+  t.equal(ok('/api/admin/films/references/').title, 'ReferencesResponse')
+  t.strictSame(Object.keys(ok('/api/directors/').properties.rows.items.properties), ['id', 'name', 'born'], 'no secret column in a row')
+  for (const [path, method, op] of operations(doc)) {
+    t.strictSame(op.responses['4XX'], ERROR, `${method} ${path}: 4XX`)
+    t.strictSame(op.responses['503'], UNAVAILABLE, `${method} ${path}: 503`)
+  }
+  const headers = operations(doc).flatMap(([path, method, op]) =>
+    Object.entries(op.responses as Doc).flatMap(([status, response]) => Object.keys(response.headers ?? {}).map((h) => `${method} ${path} ${status} ${h}`)))
+  t.strictSame(headers.filter((h) => !h.endsWith(' 503 Retry-After')).sort(), [
+    'delete /api/admin/films/ 204 X-Deleted-Count',
+    'get /api/admin/films/ 200 Content-Range',
+    'get /api/directors/ 200 Content-Range',
+    'post /api/admin/films/ 201 Location'
+  ])
+  t.equal(headers.filter((h) => h.endsWith(' 503 Retry-After')).length, operations(doc).length, 'Retry-After on every 503')
+})
+
+t.test('the JSON document and Swagger UI at /docs, its assets served by the application', async (t) => {
+  const app = await twoTables(t)
+  const document = await app.inject('/docs/json')
+  t.equal(document.statusCode, 200)
+  t.strictSame(document.json(), plain(app.swagger()))
+  const yaml = await app.inject('/docs/yaml')
+  t.equal(yaml.statusCode, 200)
+  t.match(yaml.body, /^openapi: 3\.1\.0$/m)
+  const page = await app.inject('/docs/')
+  t.equal(page.statusCode, 200)
+  t.match(page.headers['content-type'], /^text\/html/)
+  const sources = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!)
+  t.ok(sources.includes('./static/swagger-ui-bundle.js'), 'the bundle is local')
+  t.strictSame(sources.filter((s) => /^(https?:)?\/\//.test(s)), [], 'nothing from a CDN')
+  for (const source of sources) {
+    const asset = await app.inject(new URL(source, 'http://x/docs/').pathname)
+    t.equal(asset.statusCode, 200, source)
+  }
+  const initializer = await app.inject('/docs/static/swagger-initializer.js')
+  t.match(initializer.body, /validatorUrl: null/, 'no call to the online validator')
+  t.equal((await app.inject('/docs')).statusCode, 200)
+  t.equal((await app.inject('/documentation/json')).statusCode, 404)
+})
+
+t.test('without an auth plugin nothing is protected and no scheme is declared', async (t) => {
+  const app = await build(t, async (app) => {
+    await app.register(openApi)
+    await app.register(tableCrud, { table: director, prefix: '/directors' })
+  })
+  const doc = documentOf(app)
+  t.strictSame(doc.components.securitySchemes, {})
+  t.strictSame(Object.keys(doc.paths), ['/directors/', '/directors/{id}/', ...HELPERS.map((h) => `/directors/${h}`)])
+  for (const [path, method, op] of operations(doc)) t.notOk('security' in op, `${method} ${path}`)
+  t.strictSame(doc.tags, [{ name: 'oa_director' }])
+  t.equal(doc.openapi, '3.1.0')
+  t.type(doc.info.title, 'string', 'the default info is the package.json of the working directory')
+  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
+})
+
+t.test('an auth plugin registered before openApi, or excluding paths, is seen all the same', async (t) => {
+  const app = await build(t, async (app) => {
+    await app.register(async (api) => {
+      await api.register(tokenAuth, { provider: staticTokenProvider(['t1']), excludedPaths: ['/api/directors/new/'] })
+      await api.register(openApi, { routePrefix: '/docs' })
+      await api.register(tableCrud, { table: director, prefix: '/directors' })
+    }, { prefix: '/api' })
+  })
+  t.equal((await app.inject('/api/docs/json')).statusCode, 401, 'routePrefix is under the prefix of the context, and so under its token')
+  const response = await app.inject({ url: '/api/docs/json', headers: { authorization: 'Bearer t1' } })
+  t.equal(response.statusCode, 200)
+  const doc = response.json()
+  t.strictSame(doc.components.securitySchemes, { bearerAuth: plain(BEARER_SECURITY_SCHEME) })
+  t.strictSame(doc.paths['/api/directors/'].get.security, [{ bearerAuth: [] }])
+  t.notOk('security' in doc.paths['/api/directors/new/'].get, 'an excluded path is public')
+  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
+})
+
+t.test('routePrefix, info and servers; swagger and ui options passed through', async (t) => {
+  const seen: string[] = []
+  const app = await twoTables(t, {
+    routePrefix: '/reference',
+    info: { title: 'Films', version: '3.0.0', description: 'The films API' },
+    servers: [{ url: 'http://127.0.0.1:3000', description: 'local' }],
+    swagger: {
+      openapi: {
+        tags: [{ name: 'oa_film', description: 'Films, for admins' }, { name: 'extra' }],
+        components: { securitySchemes: { apiKey: { type: 'apiKey', name: 'x-key', in: 'header' } } },
+        externalDocs: { url: 'https://example.org/films' }
+      },
+      transform: ({ schema, url }) => {
+        seen.push(url)
+        return { schema: { ...schema, description: 'documented' }, url }
+      },
+      transformObject: (document) => ({ ...(document as { openapiObject: Doc }).openapiObject, 'x-films': true }) as Doc
+    },
+    ui: { uiConfig: { docExpansion: 'none' } }
+  })
+  const doc = documentOf(app)
+  t.strictSame(doc.info, { title: 'Films', version: '3.0.0', description: 'The films API' })
+  t.strictSame(doc.servers, [{ url: 'http://127.0.0.1:3000', description: 'local' }])
+  t.strictSame(doc.tags, [{ name: 'oa_film', description: 'Films, for admins' }, { name: 'extra' }, { name: 'oa_director' }])
+  t.strictSame(Object.keys(doc.components.securitySchemes), ['bearerAuth', 'apiKey'])
+  t.strictSame(doc.externalDocs, { url: 'https://example.org/films' })
+  t.equal(doc['x-films'], true)
+  t.equal(doc.paths['/api/directors/'].get.description, 'documented')
+  t.ok(seen.includes('/api/directors/'), 'the integrator\'s transform sees the routes')
+  t.notOk('/api/directors' in doc.paths, 'a route without its trailing slash stays hidden')
+  t.strictSame(Object.keys(doc.paths).sort(), Object.keys(PATHS).sort())
+  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
+  t.equal((await app.inject('/reference/json')).statusCode, 200)
+  t.equal((await app.inject('/docs/json')).statusCode, 404)
+  t.match((await app.inject('/reference/static/swagger-initializer.js')).body, /"docExpansion":"none"/)
+})
+
+t.test('a route only without a trailing slash is documented as it is', async (t) => {
+  const app = await build(t, async (app) => {
+    await app.register(openApi)
+    app.get('/health', { schema: { tags: ['ops'], response: { 200: { type: 'object', properties: { ok: { type: 'boolean' } } } } } }, async () => ({ ok: true }))
+    app.get('/both', async () => 'no slash')
+    app.get('/both/', async () => 'slash')
+    app.route({ method: ['GET', 'POST'], url: '/mixed', handler: async () => 'x' })
+    app.get('/mixed/', async () => 'x')
+  })
+  const doc = documentOf(app)
+  t.strictSame(Object.fromEntries(Object.entries(doc.paths as Doc).map(([path, item]) => [path, Object.keys(item as Doc)])), {
+    '/health': ['get'],
+    '/both/': ['get'],
+    '/mixed': ['get', 'post'],
+    '/mixed/': ['get']
+  })
+})
+
+t.test('invalid options are refused at registration', async (t) => {
+  const cases: Array<[string, unknown, RegExp]> = [
+    ['routePrefix', { routePrefix: 'docs' }, /openApi: the option routePrefix must be a path such as \/docs/],
+    ['routePrefix', { routePrefix: '/docs/' }, /openApi: the option routePrefix must be a path/],
+    ['routePrefix', { routePrefix: 7 }, /openApi: the option routePrefix must be a path/],
+    ['info', { info: { title: 'x' } }, /openApi: the option info must be an object with a string title and a string version/],
+    ['info', { info: 'x' }, /openApi: the option info must be an object/],
+    ['servers', { servers: { url: '/' } }, /openApi: the option servers must be an array of objects with a string url/],
+    ['servers', { servers: [{ url: 1 }] }, /openApi: the option servers must be an array/],
+    ['swagger', { swagger: [] }, /openApi: the option swagger must be an object/],
+    ['swagger', { swagger: { mode: 'static' } }, /openApi: the option swagger cannot set mode/],
+    ['ui', { ui: 'x' }, /openApi: the option ui must be an object/]
+  ]
+  const register = async (options: unknown): Promise<void> => {
+    const app = Fastify()
+    try {
+      await app.register(openApi, options as OpenApiOptions)
+      await app.ready()
+    } finally {
+      await app.close()
+    }
+  }
+  for (const [name, options, message] of cases) await t.rejects(register(options), message, name)
+  await t.resolves(register({ swagger: { mode: 'dynamic' } }), 'mode: dynamic is what it is anyway')
+})
