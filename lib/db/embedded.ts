@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net'
+
 export interface EmbeddedPostgres {
   /** A `postgres://` URL for pg; use a pool of one connection (`max: 1`). */
   connectionString: string
@@ -24,6 +26,36 @@ function queryMessage (sql: string): Uint8Array {
 /** Sync ends an extended-protocol exchange a client left half done. */
 const SESSION_RESET = [Uint8Array.of(0x53, 0, 0, 0, 4), queryMessage('ROLLBACK'), queryMessage('DEALLOCATE ALL')]
 
+const PROTOCOL_3 = 196608
+
+/**
+ * pglite-socket 0.0.20 hands each TCP chunk to PGlite as if it held whole protocol messages: a
+ * message spread over two chunks (over about 64 KiB: a large INSERT, a long text value) crashes
+ * the WebAssembly, and the process with it (fixed upstream in pglite-socket PR #873). This
+ * regroups a socket's data into whole messages before the handler sees it.
+ */
+function wholeMessages (socket: Socket): void {
+  let pending: Buffer = Buffer.alloc(0)
+  let typed = false // the startup message and the requests before it have no type byte
+  const emit = socket.emit.bind(socket)
+  socket.emit = ((event: string | symbol, ...args: unknown[]): boolean => {
+    if (event !== 'data') return emit(event, ...args)
+    pending = pending.length === 0 ? args[0] as Buffer : Buffer.concat([pending, args[0] as Buffer])
+    let end = 0
+    while (pending.length - end >= (typed ? 5 : 8)) {
+      const size = typed ? 1 + pending.readInt32BE(end + 1) : pending.readInt32BE(end)
+      if (size < (typed ? 5 : 8)) { end = pending.length; break } // not PostgreSQL: let PGlite refuse it
+      if (pending.length - end < size) break
+      if (!typed) typed = pending.readInt32BE(end + 4) === PROTOCOL_3
+      end += size
+    }
+    if (end === 0) return true
+    const complete = pending.subarray(0, end)
+    pending = pending.subarray(end)
+    return emit('data', complete)
+  }) as Socket['emit']
+}
+
 /**
  * Starts PGlite (PostgreSQL compiled to WebAssembly) behind a PostgreSQL wire-protocol socket
  * on 127.0.0.1, so the same `pg` code serves it and a real server. PGlite is one session:
@@ -39,6 +71,12 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   const db = await PGlite.create(options.dataDir)
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
+  const internals = server as unknown as { handleConnection: (socket: Socket) => Promise<void> }
+  const handleConnection = internals.handleConnection.bind(server)
+  internals.handleConnection = async (socket) => {
+    wholeMessages(socket)
+    await handleConnection(socket)
+  }
   // PGlite is one session that every connection shares in turn: a client that leaves in a
   // transaction or with prepared statements would hand them to the next one (pg's named
   // statements then fail with "already exists"). Each connection starts without them; the reset

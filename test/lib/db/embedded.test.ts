@@ -61,6 +61,22 @@ t.test('a connection starts without what the previous one left', async (t) => {
   t.strictSame((await pool.query('SHOW search_path')).rows, [{ search_path: 'public' }], 'tables are still found')
 })
 
+t.test('messages larger than a TCP chunk arrive whole', async (t) => {
+  const server = await startEmbeddedPostgres()
+  t.teardown(server.stop)
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  t.teardown(() => pool.end())
+  for (const size of [65535, 65536, 200000, 3000000]) {
+    const text = 'é'.repeat(size)
+    const { rows } = await pool.query('SELECT length($1::text) AS n, md5($1::text) = md5(repeat(\'é\', $2)) AS same', [text, size])
+    t.strictSame(rows, [{ n: size, same: true }], `${size} characters`)
+  }
+  const values = Array.from({ length: 3000 }, (_, i) => `row ${i} ${'x'.repeat(40)}`)
+  const { rows } = await pool.query(
+    `SELECT count(*)::integer AS n FROM (VALUES ${values.map((_, i) => `($${i + 1}::text)`).join(', ')}) AS v (t)`, values)
+  t.strictSame(rows, [{ n: 3000 }], 'a statement with 3000 parameters')
+})
+
 /** A loopback port that was free a moment ago. */
 async function freePort (): Promise<number> {
   const probe = createServer()
