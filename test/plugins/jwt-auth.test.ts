@@ -256,10 +256,10 @@ t.test('options are checked at registration', async (t) => {
   ]
   for (const [name, options, message] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(jwtAuth, options as any).ready(), message, name)
+    await t.rejects(async () => await app.register(jwtAuth, options as any).ready(), message, name)
     await app.close()
   }
   const app = Fastify()
-  await t.rejects(app.register(jwtAuth, { secret: Buffer.from(SECRET) }).ready(), /^jwtAuth: register @fastify\/postgres before this plugin/, 'a Buffer secret passes; the database is missing')
+  await t.rejects(async () => await app.register(jwtAuth, { secret: Buffer.from(SECRET) }).ready(), /^jwtAuth: register @fastify\/postgres before this plugin/, 'a Buffer secret passes; the database is missing')
   await app.close()
 })

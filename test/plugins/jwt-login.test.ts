@@ -127,15 +127,15 @@ t.test('options are checked at registration', async (t) => {
   ]
   for (const [name, options, message] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(jwtLogin, options as any).ready(), message, name)
+    await t.rejects(async () => await app.register(jwtLogin, options as any).ready(), message, name)
     await app.close()
   }
   const app = Fastify()
-  await t.rejects(app.register(jwtLogin, { secret: SECRET }).ready(), /^jwtLogin: register @fastify\/postgres before this plugin/)
+  await t.rejects(async () => await app.register(jwtLogin, { secret: SECRET }).ready(), /^jwtLogin: register @fastify\/postgres before this plugin/)
   await app.close()
   const one = defineTable('one_missing', { username: column.varchar({ length: 10 }), password: column.text(), active: column.boolean(), admin: column.boolean(), superuser: column.boolean() })
   const single = Fastify()
-  await t.rejects(single.register(jwtLogin, { secret: SECRET, authTable: one }).ready(), /has no last_login column$/)
+  await t.rejects(async () => await single.register(jwtLogin, { secret: SECRET, authTable: one }).ready(), /has no last_login column$/)
   await single.close()
   t.equal(userTable.name, 'auth_user')
 })

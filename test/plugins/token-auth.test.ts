@@ -94,7 +94,7 @@ t.test('an unknown token, or one of an inactive or deleted user: "Token not reco
   t.equal((await get('/api/me', `Bearer ${goneToken}`)).statusCode, 200)
   await app.pg.query('DELETE FROM auth_user WHERE id = $1', [gone.id])
   for (const [what, token] of [['unknown', 'no-such-token'], ['prefix of a real one', bobToken.slice(0, -1)],
-    ['inactive user', idleToken], ['deleted user', goneToken], ['padded', `${bobToken}=`]]) {
+    ['inactive user', idleToken], ['deleted user', goneToken], ['padded', `${bobToken}=`]] as const) {
     const res = await get('/api/me', `Bearer ${token}`)
     t.same([res.statusCode, res.body], [401, UNKNOWN], what)
     t.equal(res.headers['www-authenticate'], 'Bearer')
@@ -201,11 +201,11 @@ t.test('options are checked at registration', async (t) => {
   ]
   for (const [name, options, message] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(tokenAuth, options as any).ready(), message, name)
+    await t.rejects(async () => await app.register(tokenAuth, options as any).ready(), message, name)
     await app.close()
   }
   const app = Fastify()
-  await t.rejects(app.register(tokenAuth).ready(), /^tokenAuth: register @fastify\/postgres before this plugin/, 'the table provider needs @fastify/postgres')
+  await t.rejects(async () => await app.register(tokenAuth).ready(), /^tokenAuth: register @fastify\/postgres before this plugin/, 'the table provider needs @fastify/postgres')
   await app.close()
   t.throws(() => staticTokenProvider([]), /^staticTokenProvider: tokens must be a non-empty array of strings$/)
   t.throws(() => staticTokenProvider('abc' as any), /^staticTokenProvider: tokens must be a non-empty array/)

@@ -151,10 +151,10 @@ t.test('options are checked at registration', async (t) => {
   ]
   for (const [name, options, message] of cases) {
     const app = Fastify()
-    await t.rejects(app.register(tokenLogin, { prefix: '/login', ...options } as any).ready(), message, name)
+    await t.rejects(async () => await app.register(tokenLogin, { prefix: '/login', ...options } as any).ready(), message, name)
     await app.close()
   }
   const app = Fastify()
-  await t.rejects(app.register(tokenLogin, { prefix: '/login' }).ready(), /^tokenLogin: register @fastify\/postgres before this plugin/)
+  await t.rejects(async () => await app.register(tokenLogin, { prefix: '/login' }).ready(), /^tokenLogin: register @fastify\/postgres before this plugin/)
   await app.close()
 })
