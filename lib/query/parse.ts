@@ -163,10 +163,12 @@ function parseOrder (ctx: QueryContext, value: string | string[] | undefined): O
     order.push({ field: field(ctx, descending ? item.slice(1) : item), descending })
   }
   const pk = ctx.table.primaryKey.name
-  if (order.length === 0) order.push({ field: ctx.fields.get(pk) ?? field(ctx, pk), descending: true })
+  // A secret key is no field a client may name, but the rows are still ordered by it.
+  const key = ctx.fields.get(pk) ?? { name: pk, joins: [], table: ctx.table, column: ctx.table.primaryKey }
+  if (order.length === 0) order.push({ field: key, descending: true })
   // The primary key is always the last sort key, so pages are stable (SPEC §6.6).
   if (!order.some((o) => o.field.joins.length === 0 && o.field.column.name === pk)) {
-    order.push({ field: ctx.fields.get(pk) ?? field(ctx, pk), descending: false })
+    order.push({ field: key, descending: false })
   }
   return order
 }

@@ -187,6 +187,10 @@ t.test('unknown operators and match types', async (t) => {
     [{ name: 'x', name__match: '' }, bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.')]
   ]
   for (const [query, expected] of cases) t.strictSame(caught(() => filters(query)), expected, JSON.stringify(query))
+  // A parameter with no value at all (an empty list) is no operator or match type either.
+  t.strictSame(caught(() => filters({ rating__operator: [] })), bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.'))
+  t.strictSame(caught(() => filters({ name: 'x', name__match: [] })), bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.'))
+  t.strictSame(filters({ name: [] }), [], 'nor a filter value')
 })
 
 t.test('match types apply to text columns only', async (t) => {
@@ -422,6 +426,21 @@ t.test('the default order on a table keyed by a varchar', async (t) => {
   const studioCtx = queryContext(studio, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
   t.strictSame(orderOf(parseListQuery(studioCtx, raw({}))), [['code', true]])
   t.strictSame(orderOf(parseListQuery(studioCtx, raw({ __order: 'title' }))), [['title', false], ['code', false]])
+})
+
+t.test('a secret primary key still orders the rows, and cannot be named', async (t) => {
+  const vault = defineTable('pq_vault', {
+    token: column.varchar({ length: 40, primaryKey: true, secret: true }),
+    label: column.text()
+  })
+  const vaultCtx = queryContext(vault, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
+  const byKey = (q: ListQuery): Array<[string, boolean, string, number]> =>
+    q.order.map((o) => [o.field.name, o.descending, o.field.column.name, o.field.joins.length])
+  t.strictSame(byKey(parseListQuery(vaultCtx, raw({}))), [['token', true, 'token', 0]])
+  t.strictSame(byKey(parseListQuery(vaultCtx, raw({ __order: '-label' }))), [['label', true, 'label', 0], ['token', false, 'token', 0]])
+  t.equal(parseListQuery(vaultCtx, raw({})).order[0]!.field.column, vault.primaryKey)
+  t.strictSame(caught(() => parseListQuery(vaultCtx, raw({ __order: 'token' }))), unknown('token', ['label']))
+  t.strictSame(caught(() => parseListQuery(vaultCtx, raw({ token: 'x' }))), unknown('token', ['label']))
 })
 
 t.test('__visible_fields', async (t) => {

@@ -187,6 +187,17 @@ t.test('compileList: ordering, with LEFT JOINs one per path', async (t) => {
   for (const [query, text, values] of cases) t.strictSame(plain(list(query)), { text, values }, JSON.stringify(query))
 })
 
+t.test('compileList: a secret primary key orders the rows without being selected', async (t) => {
+  const vault = defineTable('vault', { token: column.varchar({ length: 40, primaryKey: true, secret: true }), label: column.text() })
+  const vaultCtx = queryContext(vault, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
+  const compile = (query: Record<string, string>): Statement => compileList(vaultCtx, parseListQuery(vaultCtx, raw(query)), false)
+  t.strictSame(plain(compile({})), { text: 'SELECT t0."label" AS "label" FROM "vault" AS t0 ORDER BY t0."token" DESC LIMIT $1 OFFSET $2', values: [15, 0] })
+  t.strictSame(plain(compile({ __order: 'label' })), {
+    text: 'SELECT t0."label" AS "label" FROM "vault" AS t0 ORDER BY t0."label" ASC, t0."token" ASC LIMIT $1 OFFSET $2',
+    values: [15, 0]
+  })
+})
+
 interface ShapeSummary {
   paths: string[][]
   aliases: string[]
