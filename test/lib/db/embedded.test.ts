@@ -1,7 +1,7 @@
 import t from 'tap'
 import pg from 'pg'
 import { mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
+import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEmbeddedPostgres } from '../../../lib/db/embedded.js'
@@ -32,9 +32,12 @@ t.test('starts, answers, survives a failed query, stops', async (t) => {
   await t.rejects(late.connect(), { code: 'ECONNREFUSED' }, 'nothing listens after stop')
 })
 
+/** One server for the tests below, which each leave it as they found it. */
+const shared = startEmbeddedPostgres()
+t.teardown(async () => { await (await shared).stop() })
+
 t.test('a connection starts without what the previous one left', async (t) => {
-  const server = await startEmbeddedPostgres()
-  t.teardown(server.stop)
+  const server = await shared
   const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
   t.teardown(() => pool.end())
   await pool.query('CREATE TABLE left_behind (id integer)')
@@ -62,8 +65,7 @@ t.test('a connection starts without what the previous one left', async (t) => {
 })
 
 t.test('messages larger than a TCP chunk arrive whole', async (t) => {
-  const server = await startEmbeddedPostgres()
-  t.teardown(server.stop)
+  const server = await shared
   const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
   t.teardown(() => pool.end())
   for (const size of [65535, 65536, 200000, 3000000]) {
@@ -75,6 +77,19 @@ t.test('messages larger than a TCP chunk arrive whole', async (t) => {
   const { rows } = await pool.query(
     `SELECT count(*)::integer AS n FROM (VALUES ${values.map((_, i) => `($${i + 1}::text)`).join(', ')}) AS v (t)`, values)
   t.strictSame(rows, [{ n: 3000 }], 'a statement with 3000 parameters')
+})
+
+t.test('bytes that are not PostgreSQL are passed on, and the server goes on', async (t) => {
+  const server = await shared
+  const { port } = new URL(server.connectionString)
+  const socket = connect(Number(port), '127.0.0.1')
+  const answer = new Promise<Buffer>((resolve) => socket.once('data', resolve))
+  socket.write(Buffer.from([0, 0, 0, 2, 1, 2, 3, 4, 5, 6, 7, 8]))
+  t.ok((await answer).length > 0, 'PGlite answers it as it will')
+  socket.destroy()
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  t.teardown(() => pool.end())
+  t.strictSame((await pool.query('SELECT 8 AS n')).rows, [{ n: 8 }])
 })
 
 /** A loopback port that was free a moment ago. */
