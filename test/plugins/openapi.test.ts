@@ -6,8 +6,8 @@ import { column, defineTable } from '../../lib/table/index.js'
 import { BEARER_SECURITY_SCHEME } from '../../lib/auth/security.js'
 import { MATCH_TYPES, OPERATORS } from '../../lib/query/fields.js'
 import { BOOLEAN_SPELLINGS } from '../../schemas/query.js'
-import { ErrorResponse, listResponse } from '../../schemas/responses.js'
-import { createSchema, patchSchema, replaceSchema, rowSchema } from '../../schemas/row.js'
+import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../../schemas/responses.js'
+import { createSchema, newRowSchema, patchSchema, replaceSchema, rowSchema } from '../../schemas/row.js'
 import { openApi, type OpenApiOptions } from '../../plugins/openapi.js'
 import { tableCrud } from '../../plugins/table-crud.js'
 import { jwtAuth } from '../../plugins/jwt-auth.js'
@@ -101,14 +101,15 @@ function queryParameters (t: Test, op: Doc): Map<string, Doc> {
   return out
 }
 
-const ERROR = { description: 'Default Response', content: { 'application/json': { schema: plain(ErrorResponse) } } }
+/** A media type object referring to a component. */
+const ref = (name: string): Doc => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } })
+const ERROR = { description: 'Default Response', content: ref('ErrorResponse') }
 const UNAVAILABLE = {
   description: 'The database cannot be reached or timed out.',
   headers: { 'Retry-After': { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before trying again.' } },
-  content: { 'application/json': { schema: { ...plain(ErrorResponse), description: 'The database cannot be reached or timed out.' } } }
+  content: ref('ErrorResponse')
 }
 const ERRORS = { '4XX': ERROR, 503: UNAVAILABLE, '5XX': ERROR }
-const json = (schema: unknown): Doc => ({ 'application/json': { schema: plain(schema) } })
 
 t.test('the document of two tables validates as OpenAPI 3.1', async (t) => {
   const app = await twoTables(t)
@@ -222,16 +223,20 @@ t.test('the query strings of GET /{id}/ and /ids/', async (t) => {
   }
 })
 
-t.test('request bodies: the create, replace and patch schemas', async (t) => {
+t.test('request bodies: the create, replace and patch schemas, as components', async (t) => {
   const app = await twoTables(t)
   const doc = documentOf(app)
   const films = doc.paths['/api/admin/films/']
   const one = doc.paths['/api/admin/films/{id}/']
-  t.strictSame(films.post.requestBody, { required: true, content: json(documented(createSchema(film))) })
-  t.strictSame(one.put.requestBody, { required: true, content: json(documented(replaceSchema(film))) })
-  t.strictSame(one.patch.requestBody, { required: true, content: json(documented(patchSchema(film))) })
-  t.equal(films.post.requestBody.content['application/json'].schema.title, 'OaFilmIn')
-  t.strictSame(films.post.requestBody.content['application/json'].schema.required, ['name'])
+  t.strictSame(films.post.requestBody, { required: true, content: ref('OaFilmIn') })
+  t.strictSame(one.put.requestBody, { required: true, content: ref('OaFilmReplace') })
+  t.strictSame(one.patch.requestBody, { required: true, content: ref('OaFilmPatch') })
+  t.strictSame(doc.components.schemas.OaFilmIn, documented(createSchema(film)))
+  t.strictSame(doc.components.schemas.OaFilmReplace, documented(replaceSchema(film)))
+  t.strictSame(doc.components.schemas.OaFilmPatch, documented(patchSchema(film)))
+  t.strictSame(doc.components.schemas.OaFilmIn.required, ['name'])
+  t.strictSame(doc.components.schemas.OaFilmReplace.required, ['name'])
+  t.equal(doc.components.schemas.OaFilmPatch.required, undefined)
   for (const [path, method, op] of operations(doc)) {
     if (!['post', 'put', 'patch'].includes(method)) t.equal(op.requestBody, undefined, `${method} ${path} has no body`)
   }
@@ -240,7 +245,6 @@ t.test('request bodies: the create, replace and patch schemas', async (t) => {
 t.test('responses: rows, one row, count, ids, schema, new, references, the error shape and the headers', async (t) => {
   const app = await twoTables(t)
   const doc = documentOf(app)
-  const row = rowSchema(film, true, 1)
   const films = doc.paths['/api/admin/films/']
   const one = doc.paths['/api/admin/films/{id}/']
   t.strictSame(films.get.responses, {
@@ -252,7 +256,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
           description: 'Sent with __range_header: <name> <first>-<last>/<total>, from 0; <total> counts the rows matching the filters.'
         }
       },
-      content: json(listResponse(row))
+      content: ref('OaFilmList')
     },
     ...ERRORS
   })
@@ -260,7 +264,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
     201: {
       description: 'Default Response',
       headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: <prefix>/<id>/.' } },
-      content: json(row)
+      content: ref('OaFilmRow')
     },
     ...ERRORS
   })
@@ -273,16 +277,35 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   })
   t.strictSame(one.delete.responses, { 204: { description: 'Deleted' }, ...ERRORS })
   for (const method of ['get', 'put', 'patch']) {
-    t.strictSame(one[method].responses, { 200: { description: 'Default Response', content: json(row) }, ...ERRORS }, method)
+    t.strictSame(one[method].responses, { 200: { description: 'Default Response', content: ref('OaFilmRow') }, ...ERRORS }, method)
   }
-  const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
-  t.strictSame(ok('/api/admin/films/count/'), { title: 'CountResponse', type: 'object', required: ['count', 'page_size'], properties: { count: { type: 'integer' }, page_size: { type: 'integer' } } })
-  t.strictSame(ok('/api/admin/films/ids/'), { title: 'IdsResponse', additionalProperties: { type: 'string' }, type: 'object', properties: {} })
-  t.strictSame(ok('/api/admin/films/schema/'), { type: 'object', additionalProperties: true })
-  t.strictSame(Object.keys(ok('/api/admin/films/new/').properties), ['id', 'name', 'rating', 'director', 'tags', 'released'])
-  t.equal(ok('/api/admin/films/new/').title, 'OaFilmNew')
-  t.equal(ok('/api/admin/films/references/').title, 'ReferencesResponse')
-  t.strictSame(Object.keys(ok('/api/directors/').properties.rows.items.properties), ['id', 'name', 'born'], 'no secret column in a row')
+  const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content
+  t.strictSame(ok('/api/admin/films/count/'), ref('CountResponse'))
+  t.strictSame(ok('/api/admin/films/ids/'), ref('IdsResponse'))
+  t.strictSame(ok('/api/admin/films/new/'), ref('OaFilmNew'))
+  t.strictSame(ok('/api/admin/films/references/'), ref('ReferencesResponse'))
+  t.strictSame(ok('/api/admin/films/schema/'), { 'application/json': { schema: { type: 'object', additionalProperties: true } } })
+  t.strictSame(ok('/api/directors/'), ref('OaDirectorList'))
+  t.strictSame(ok('/api/directors/{id}/'), ref('OaDirectorRow'))
+
+  const schemas = doc.components.schemas
+  t.strictSame(Object.keys(schemas).sort(), [
+    'CountResponse', 'ErrorResponse', 'IdsResponse', 'OaDirectorList', 'OaDirectorNew', 'OaDirectorRow',
+    'OaFilmIn', 'OaFilmList', 'OaFilmNew', 'OaFilmPatch', 'OaFilmReplace', 'OaFilmRow', 'ReferencesResponse'
+  ])
+  t.strictSame(schemas.ErrorResponse, plain(ErrorResponse), 'the SPEC §1 error shape, once')
+  t.strictSame(schemas.CountResponse, plain(CountResponse))
+  t.strictSame(schemas.IdsResponse, plain(IdsResponse))
+  t.strictSame(schemas.ReferencesResponse, plain(ReferencesResponse))
+  const filmRow = documented(rowSchema(film, true, 1))
+  filmRow.properties.director.anyOf[1] = { $ref: '#/components/schemas/OaDirectorRow' }
+  t.strictSame(schemas.OaFilmRow, filmRow, 'a joined director is a director row')
+  t.strictSame(schemas.OaFilmNew, documented(newRowSchema(film, true)))
+  t.strictSame(schemas.OaDirectorRow, documented(rowSchema(director, true, 0)))
+  t.strictSame(Object.keys(schemas.OaDirectorRow.properties), ['id', 'name', 'born'], 'no secret column in a row')
+  const list = documented(listResponse(rowSchema(film, true, 1)))
+  t.strictSame(schemas.OaFilmList, { ...list, properties: { rows: { type: 'array', items: { $ref: '#/components/schemas/OaFilmRow' } } } }, 'a list refers to its row')
+
   for (const [path, method, op] of operations(doc)) {
     t.strictSame(op.responses['4XX'], ERROR, `${method} ${path}: 4XX`)
     t.strictSame(op.responses['503'], UNAVAILABLE, `${method} ${path}: 503`)
@@ -296,6 +319,24 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
     'post /api/admin/films/ 201 Location'
   ])
   t.equal(headers.filter((h) => h.endsWith(' 503 Retry-After')).length, operations(doc).length, 'Retry-After on every 503')
+})
+
+t.test('a title shared by different schemas, or already a component, stays inline', async (t) => {
+  const taken = { type: 'object' as const, title: 'CountResponse', properties: { mine: { type: 'string' as const } } }
+  const app = await build(t, async (app) => {
+    await app.register(openApi, { swagger: { openapi: { components: { schemas: { CountResponse: taken } } } } })
+    await app.register(tableCrud, { table: film, prefix: '/films' })
+    await app.register(tableCrud, { table: film, prefix: '/joined', maxJoins: 1 })
+  })
+  const doc = documentOf(app)
+  const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
+  t.strictSame(body('/films/{id}/'), documented(rowSchema(film, true, 0)))
+  t.strictSame(body('/joined/{id}/'), documented(rowSchema(film, true, 1)))
+  t.strictSame(body('/films/count/'), plain(CountResponse))
+  t.strictSame(doc.components.schemas.CountResponse, taken)
+  t.notOk('OaFilmRow' in doc.components.schemas)
+  t.strictSame(doc.paths['/films/'].get.responses['4XX'].content, ref('ErrorResponse'))
+  await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
 })
 
 t.test('the JSON document and Swagger UI at /docs, its assets served by the application', async (t) => {
