@@ -13,7 +13,8 @@ export function shapeSchema (shape: Shape): TObject {
   shape.paths.forEach((path, i) => {
     let properties = root
     for (const key of path.slice(0, -1)) {
-      const existing = properties[key] as TObject | undefined
+      // hasOwn: a ForeignKey may be called `constructor`.
+      const existing = Object.hasOwn(properties, key) ? properties[key] as TObject : undefined
       const object = existing ?? Type.Object({})
       if (existing === undefined) properties[key] = object
       properties = object.properties
