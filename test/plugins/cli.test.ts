@@ -122,9 +122,11 @@ t.test('user password sets a new password', async (t) => {
 })
 
 t.test('usage, help and the environment', async (t) => {
-  const help = await cli(['--help'])
-  t.same([help.code, help.stderr], [0, ''])
-  t.match(help.stdout, /^Usage:\n {2}fastify-tablecrud user create \[--superuser\] \[--admin\] \[--email <address>\]\n/)
+  for (const flag of ['--help', '-h']) {
+    const help = await cli([flag])
+    t.same([help.code, help.stderr], [0, ''], flag)
+    t.match(help.stdout, /^Usage:\n {2}fastify-tablecrud user create \[--superuser\] \[--admin\] \[--email <address>\]\n/)
+  }
   const unknown = [[], ['user'], ['user', 'delete'], ['tokens', 'create', 'alice']]
   for (const [i, run] of (await Promise.all(unknown.map(async (args) => await cli(args)))).entries()) {
     t.equal(run.code, 1, unknown[i]!.join(' '))
