@@ -9,7 +9,7 @@ import { wireTypes } from '../lib/db/types.js'
 import {
   HttpError, TABLECRUD_ERR_BODY_ID_MISMATCH, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_METHOD_NOT_ALLOWED,
   TABLECRUD_ERR_HOOK, TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROUTE_NOT_FOUND, TABLECRUD_ERR_ROW_NOT_FOUND,
-  TABLECRUD_ERR_VALIDATION, withBody
+  TABLECRUD_ERR_ID_INVALID, TABLECRUD_ERR_VALIDATION, withBody
 } from '../lib/errors.js'
 import {
   parseFilterQuery, parseId, parseIdsQuery, parseListQuery, parseSingleQuery, queryContext,
@@ -390,6 +390,26 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   const writable = !options.readOnly
   notAllowed('/', writable ? (options.allowBulkDelete ? ['POST', 'DELETE'] : ['POST']) : [])
   notAllowed('/:id/', writable ? ['PUT', 'PATCH', 'DELETE'] : [])
+  // The router answers an id longer than Fastify's maxParamLength (100 by default) with its own
+  // 414 before any route of ours: such paths land here, answered as SPEC §6.11 and §6.13 say.
+  const idMethods: HTTPMethods[] = ['GET', 'HEAD', ...(writable ? ['PUT', 'PATCH', 'DELETE'] as const : [])]
+  fastify.route({
+    method: ['GET', 'HEAD', ...WRITE_METHODS],
+    url: '/*',
+    schema: { hide: true },
+    onRequest: async (request, reply) => {
+      const path = request.url.split('?')[0]!
+      if ((request.params as { '*': string })['*'].replace(/\/$/, '').includes('/')) {
+        return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, path))
+      }
+      if (!idMethods.includes(request.method as HTTPMethods)) {
+        reply.header('allow', idMethods.join(', '))
+        return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, path))
+      }
+      return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
+    },
+    handler: async () => undefined
+  })
   if (!writable) return
 
   /** Body values as the database takes them; each failing field named in one 400. */

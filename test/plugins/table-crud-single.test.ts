@@ -112,6 +112,25 @@ t.test('an id that cannot be the primary key is a 400', async (t) => {
   await expectError(t, '/movies//', 400, ...INVALID_ID)
 })
 
+t.test("an id longer than the router's maxParamLength is answered the same way", async (t) => {
+  const long = '1'.repeat(150)
+  for (const url of [`/movies/${long}/`, `/movies/${long}`, `/studios/${'A'.repeat(101)}/`, `/movies/${long}/?__visible_fields=name`]) {
+    await expectError(t, url, 400, ...INVALID_ID)
+    const head = await get(url, 'HEAD')
+    t.equal(head.statusCode, 400, `HEAD ${url}`)
+    t.equal(head.body, '')
+  }
+  for (const method of METHODS) {
+    const url = `/movies/${long}/`
+    const response = await expectError(t, url, 405, 'TABLECRUD_ERR_METHOD_NOT_ALLOWED', `${method} is not allowed on ${url}.`, {}, method)
+    t.equal(response.headers.allow, 'GET, HEAD')
+  }
+  const post = await expectError(t, `/movies-rw/${long}`, 405, 'TABLECRUD_ERR_METHOD_NOT_ALLOWED', `POST is not allowed on /movies-rw/${long}.`, {}, 'POST')
+  t.equal(post.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE')
+  await expectError(t, `/movies-rw/${long}/`, 400, ...INVALID_ID, {}, 'DELETE')
+  await expectError(t, `/movies/${long}/extra/`, 404, 'TABLECRUD_ERR_ROUTE_NOT_FOUND', `Route GET:/movies/${long}/extra/ not found`)
+})
+
 t.test('a missing row is a 404', async (t) => {
   await expectError(t, '/movies/99/', 404, 'TABLECRUD_ERR_ROW_NOT_FOUND', 'No movie row has the id 99.')
   await expectError(t, '/movies/2147483647', 404, 'TABLECRUD_ERR_ROW_NOT_FOUND', 'No movie row has the id 2147483647.')
