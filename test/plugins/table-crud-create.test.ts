@@ -96,6 +96,9 @@ t.test('every column type given: the written values come back in wire form, the 
   const asString = await app.inject({ method: 'POST', url: '/movies/', payload: { name: 'Alien', box_office: '-99.5', released: '1979-05-25', rating: null, contact: null } })
   t.equal(asString.statusCode, 201)
   t.match(json(asString), { box_office: '-99.50', released: '1979-05-25T00:00:00', rating: null, contact: null }, 'Numeric as a decimal string; a date alone is midnight')
+  const zoned = await app.inject({ method: 'POST', url: '/movies/', payload: { name: 'Ikiru', released: '1952-10-09T01:30:00.25+02:00' } })
+  t.equal(zoned.statusCode, 201)
+  t.equal(json(zoned).released, '1952-10-08T23:30:00.250000', 'a zone offset is applied: timestamps are UTC')
   t.equal((await app.inject({ method: 'POST', url: '/movies/', payload: { name: 'Max', box_office: '999999.99' } })).statusCode, 201, 'the largest value of numeric(8, 2)')
 })
 
@@ -306,9 +309,16 @@ t.test('data errors from the database are 400s, never 500s', async (t) => {
   t.strictSame(Object.keys(body), ['statusCode', 'code', 'error', 'message'])
   t.match(body, { statusCode: 400, code: 'TABLECRUD_ERR_DB_DATA', error: 'Bad Request', message: /^malformed array literal/ })
 
-  const outOfRange = await app.inject({ method: 'POST', url: '/movies/', payload: { name: 'A', released: '0000-01-01' } })
-  t.not(outOfRange.statusCode, 500, 'year 0 is refused without a 500')
-  t.equal(outOfRange.statusCode, 400)
+  const cases: Array<[string, Record<string, unknown>]> = [
+    ['year 0', { name: 'A', released: '0000-01-01' }],
+    ['a real out of range', { name: 'A', rating: 1e39 }],
+    ['a NUL character in a string', { name: 'A\u0000B' }]
+  ]
+  for (const [name, payload] of cases) {
+    const res = await app.inject({ method: 'POST', url: '/movies/', payload })
+    t.equal(res.statusCode, 400, name)
+    t.match(json(res), { statusCode: 400, error: 'Bad Request', code: /^TABLECRUD_ERR_(DB_DATA|BODY_INVALID)$/ }, name)
+  }
   t.equal(await countOf(app, movie), 0)
 })
 
