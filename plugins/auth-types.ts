@@ -1,4 +1,4 @@
-import type {} from '@fastify/jwt'
+/// <reference types="@fastify/jwt" preserve="true" />
 import type { AuthUser } from '../lib/auth/users.js'
 
 export type { AuthUser }

@@ -9,6 +9,10 @@ import { activeUserById, type AuthUser } from '../lib/auth/users.js'
 import type { Table } from '../lib/table/index.js'
 import { databaseOf, fail, optionError, privateJwt, protectContext, refuse, secretProblem, tableOption } from './auth-common.js'
 
+/**
+ * Options of `jwtAuth`.
+ * @example api.register(jwtAuth, { secret: process.env.JWT_SECRET!, blacklist: async (token) => await isRevoked(token) } satisfies JwtAuthOptions)
+ */
 export interface JwtAuthOptions {
   /** The HS256 secret `jwtLogin` signs with. Required. */
   secret: string | Buffer

@@ -7,6 +7,10 @@ import type { Table } from '../lib/table/index.js'
 import { costOption, credentialsOf, databaseOf, loginRoutes, optionError, privateJwt, secretProblem, tableOption } from './auth-common.js'
 import { sendError } from './errors.js'
 
+/**
+ * Options of `jwtLogin`.
+ * @example app.register(jwtLogin, { prefix: '/login', secret: process.env.JWT_SECRET!, expiry: '15m' } satisfies JwtLoginOptions)
+ */
 export interface JwtLoginOptions {
   /** The HS256 signing secret, shared with `jwtAuth`. Required. */
   secret: string | Buffer

@@ -6,6 +6,10 @@ import { tableTokenProvider, type TokenAuthProvider } from '../lib/auth/provider
 import { parseBearer } from '../lib/auth/token.js'
 import { databaseOf, fail, optionError, protectContext, refuse } from './auth-common.js'
 
+/**
+ * Options of `tokenAuth`.
+ * @example api.register(tokenAuth, { provider: tableTokenProvider(), excludedPaths: ['/api/health', '/api/docs/*'] } satisfies TokenAuthOptions)
+ */
 export interface TokenAuthOptions {
   /** Who a token belongs to: `tableTokenProvider()` (default) or `staticTokenProvider([...])`. */
   provider?: TokenAuthProvider

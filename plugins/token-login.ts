@@ -4,6 +4,10 @@ import { tableTokenProvider, type TokenLoginProvider } from '../lib/auth/provide
 import { costOption, credentialsOf, databaseOf, loginRoutes, optionError } from './auth-common.js'
 import { sendError } from './errors.js'
 
+/**
+ * Options of `tokenLogin`.
+ * @example app.register(tokenLogin, { prefix: '/token-login', bcryptCost: 12 } satisfies TokenLoginOptions)
+ */
 export interface TokenLoginOptions {
   /** Where tokens come from; default `tableTokenProvider()` (the built-in tables). */
   provider?: TokenLoginProvider

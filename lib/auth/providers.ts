@@ -5,12 +5,20 @@ import { userTable } from './tables.js'
 /**
  * What a provider is given for each call: the application's database (`fastify.pg`), null when
  * the provider says it does not use one and @fastify/postgres is not registered.
+ * @example const rows = (await context.db!.query('SELECT 1')).rows
  */
 export interface ProviderContext {
   db: AuthDb | null
 }
 
-/** Tells `tokenAuth` whose token a request carries. */
+/**
+ * Tells `tokenAuth` whose token a request carries.
+ * @example
+ * const provider: TokenAuthProvider = {
+ *   usesDatabase: false,
+ *   async authenticate (token) { return token === process.env.ADMIN_TOKEN ? { id: null, username: 'admin', active: true, admin: true, superuser: false } : null }
+ * }
+ */
 export interface TokenAuthProvider {
   /** Resolves to the token's user, or null when the token is not recognised. */
   authenticate: (token: string, context: ProviderContext) => Promise<AuthUser | null>
@@ -18,7 +26,11 @@ export interface TokenAuthProvider {
   readonly usesDatabase?: boolean
 }
 
-/** Gives `tokenLogin` the token of a username and password. */
+/**
+ * Gives `tokenLogin` the token of a username and password.
+ * @example
+ * const provider: TokenLoginProvider = { usesDatabase: false, async login (username, password) { return await myDirectory.tokenFor(username, password) } }
+ */
 export interface TokenLoginProvider {
   /** Resolves to the user's token, or null when the credentials are incorrect. */
   login: (username: string, password: string, context: ProviderContext) => Promise<string | null>
@@ -26,6 +38,10 @@ export interface TokenLoginProvider {
   readonly usesDatabase?: boolean
 }
 
+/**
+ * Options of `tableTokenProvider`.
+ * @example app.register(tokenLogin, { provider: tableTokenProvider({ bcryptCost: 12 }) })
+ */
 export interface TableTokenProviderOptions {
   /** bcrypt cost of the dummy hash checked for unknown users; default `TABLECRUD_BCRYPT_COST`, else 12. */
   bcryptCost?: number

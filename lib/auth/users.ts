@@ -4,12 +4,21 @@ import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './pas
 import { AUTH_COLUMNS, tokenTable, userTable } from './tables.js'
 import { generateToken } from './token.js'
 
-/** Anything with pg's `query(text, values)`: a Pool, a client or `fastify.pg` (SPEC §6.23). */
+/**
+ * Anything with pg's `query(text, values)`: a Pool, a client or `fastify.pg` (SPEC §6.23).
+ * @example const db: AuthDb = new pg.Pool({ connectionString: process.env.DATABASE_URL })
+ */
 export interface AuthDb {
   query: (text: string, values?: unknown[]) => Promise<{ rows: any[] }>
 }
 
-/** Who made a request, as validators and hooks see it in `request.user` (SPEC §3). */
+/**
+ * Who made a request, as validators and hooks see it in `request.user` (SPEC §3).
+ * @example
+ * const superusersOnly = (crud: unknown, request: FastifyRequest) => {
+ *   if (request.user?.superuser !== true) throw new HttpError(403, 'Superusers only')
+ * }
+ */
 export interface AuthUser {
   /** The user's primary key; null for a token of `staticTokenProvider`. */
   id: number | string | null
@@ -19,7 +28,10 @@ export interface AuthUser {
   superuser: boolean
 }
 
-/** The user row `createUser` resolves to: every column but the password. */
+/**
+ * The user row `createUser` resolves to: every column but the password.
+ * @example const row: UserRow = await createUser(app.pg, { username: 'bob', password: 'bob-secret-1' })
+ */
 export interface UserRow {
   id: number
   username: string
@@ -32,6 +44,10 @@ export interface UserRow {
   last_login: string | null
 }
 
+/**
+ * The fields of a new user for `createUser`; only `username` and `password` are required.
+ * @example const user: NewUser = { username: 'ann', password: 'ann-secret-1', email: 'ann@example.com', admin: true }
+ */
 export interface NewUser {
   username: string
   password: string
@@ -44,6 +60,10 @@ export interface NewUser {
   superuser?: boolean
 }
 
+/**
+ * Options of `createUser`.
+ * @example await createUser(pool, { username: 'ann', password: 'ann-secret-1' }, { bcryptCost: 13 })
+ */
 export interface CreateUserOptions {
   /** bcrypt cost; default `TABLECRUD_BCRYPT_COST`, else 12. */
   bcryptCost?: number
