@@ -38,11 +38,11 @@ export function listResponse<T extends TSchema> (row: T): TObject<{ rows: TArray
 
 /** GET `/` with `__range_header` (SPEC §2.3). */
 export const ContentRangeHeader = Type.String({
-  description: 'Sent with __range_header: <name> <first>-<last>/<total>, from 0; <total> counts the rows matching the filters.'
+  description: 'Sent with `__range_header`: `<name> <first>-<last>/<total>`, from 0; `<total>` counts the rows matching the filters.'
 })
 
 /** POST `/` (SPEC §2.5). */
-export const LocationHeader = Type.String({ description: 'The path of the created row: <prefix>/<id>/.' })
+export const LocationHeader = Type.String({ description: 'The path of the created row: `<prefix>/<id>/`.' })
 
 /** DELETE `/` (SPEC §2.7). */
 export const DeletedCountHeader = Type.Integer({ minimum: 0, description: 'How many rows were deleted.' })

@@ -253,7 +253,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
       headers: {
         'Content-Range': {
           schema: { type: 'string' },
-          description: 'Sent with __range_header: <name> <first>-<last>/<total>, from 0; <total> counts the rows matching the filters.'
+          description: 'Sent with `__range_header`: `<name> <first>-<last>/<total>`, from 0; `<total>` counts the rows matching the filters.'
         }
       },
       content: ref('OaFilmList')
@@ -263,7 +263,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(films.post.responses, {
     201: {
       description: 'Default Response',
-      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: <prefix>/<id>/.' } },
+      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/`.' } },
       content: ref('OaFilmRow')
     },
     ...ERRORS
