@@ -91,10 +91,9 @@ const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/
  * twice with different options) or already taken by a component stays inline.
  */
 function hoistBodySchemas (document: Json): void {
-  const paths = isObject(document.paths) ? document.paths : {}
-  const components = isObject(document.components) ? document.components : (document.components = {})
-  const schemas = isObject(components.schemas) ? components.schemas : (components.schemas = {})
-  const media = mediaObjects(paths)
+  // @fastify/swagger always writes both.
+  const schemas = (document.components as { schemas: Json }).schemas
+  const media = mediaObjects(document.paths as Json)
   const named = new Map<string, string | null>()
   for (const { schema } of media) {
     if (!isObject(schema) || typeof schema.title !== 'string' || !COMPONENT_NAME.test(schema.title) || Object.hasOwn(schemas, schema.title)) continue
@@ -108,13 +107,19 @@ function hoistBodySchemas (document: Json): void {
     }
     return schema
   }
+  // A schema object met twice (shared between operations) is changed once, and answered alike.
+  const done = new WeakMap<object, unknown>()
   const refer = (schema: unknown): unknown => {
     if (Array.isArray(schema)) return schema.map(refer)
     if (!isObject(schema)) return schema
+    if (done.has(schema)) return done.get(schema)
     const name = schema.title
-    if (typeof name !== 'string' || named.get(name) !== JSON.stringify(schema)) return referInside(schema)
-    if (!Object.hasOwn(schemas, name)) schemas[name] = referInside(schema)
-    return { $ref: `#/components/schemas/${name}` }
+    const match = typeof name === 'string' && named.get(name) === JSON.stringify(schema)
+    const result = match ? { $ref: `#/components/schemas/${name}` } : schema
+    done.set(schema, result)
+    if (!match) referInside(schema)
+    else if (!Object.hasOwn(schemas, name)) schemas[name] = referInside(schema)
+    return result
   }
   for (const object of media) object.schema = refer(object.schema)
 }

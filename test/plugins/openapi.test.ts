@@ -339,6 +339,38 @@ t.test('a title shared by different schemas, or already a component, stays inlin
   await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
 })
 
+t.test('paths given by the integrator: a shared titled schema becomes one component', async (t) => {
+  const detail = { title: 'Detail', type: 'object' as const, properties: { at: { type: 'string' as const } } }
+  // One object in two operations, holding a schema that becomes a component itself.
+  const shared = { title: 'Health', type: 'object' as const, properties: { ok: { type: 'boolean' as const }, detail: structuredClone(detail) } }
+  const app = await build(t, async (app) => {
+    await app.register(openApi, {
+      swagger: {
+        openapi: {
+          paths: {
+            '/health': {
+              summary: 'Health',
+              parameters: [],
+              get: { responses: { 200: { description: 'Up', content: { 'application/json': { schema: shared } } } } },
+              head: { responses: { 200: { description: 'Up', content: { 'application/json': { schema: shared } } } } },
+              post: { responses: { 200: { description: 'Detail', content: { 'application/json': { schema: structuredClone(detail) } } } } },
+              options: { description: 'no responses given' } as never
+            }
+          }
+        }
+      }
+    })
+    await app.register(tableCrud, { table: director, prefix: '/directors' })
+  })
+  const doc = documentOf(app)
+  t.strictSame(doc.components.schemas.Health, { ...shared, properties: { ok: { type: 'boolean' }, detail: { $ref: '#/components/schemas/Detail' } } })
+  t.strictSame(doc.components.schemas.Detail, detail)
+  t.strictSame(doc.paths['/health'].post.responses['200'].content, ref('Detail'))
+  t.strictSame(doc.paths['/health'].get.responses['200'].content, ref('Health'))
+  t.strictSame(doc.paths['/health'].head.responses['200'].content, ref('Health'))
+  t.strictSame(doc.paths['/directors/{id}/'].get.responses['200'].content, ref('OaDirectorRow'))
+})
+
 t.test('the JSON document and Swagger UI at /docs, its assets served by the application', async (t) => {
   const app = await twoTables(t)
   const document = await app.inject('/docs/json')
