@@ -138,8 +138,9 @@ t.test('an unknown user takes as long as a known one with a wrong password', asy
     known.push(await time('timed'))
     unknown.push(await time(`nobody${i}`))
   }
+  // Without the dummy hash an unknown user answers some twenty times faster; the margin is for a busy machine.
   const ratio = median(unknown) / median(known)
-  t.ok(ratio > 0.5 && ratio < 2, `unknown/known time ratio ${ratio.toFixed(2)}`)
+  t.ok(ratio > 0.33 && ratio < 3, `unknown/known time ratio ${ratio.toFixed(2)}`)
 })
 
 t.test('options are checked at registration', async (t) => {
