@@ -4,7 +4,11 @@ import fastifySwagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransfor
 import fastifySwaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import { securitySchemesOf } from '../lib/auth/security.js'
 
-/** The document's `info` (OpenAPI 3.1 Info Object). */
+/**
+ * The document's `info` (OpenAPI 3.1 Info Object).
+ * @example
+ * const info: OpenApiInfo = { title: 'Movies', version: '1.0.0', description: 'Films and their directors.' }
+ */
 export interface OpenApiInfo {
   title: string
   version: string
@@ -15,13 +19,26 @@ export interface OpenApiInfo {
   license?: { name: string, identifier?: string, url?: string }
 }
 
-/** One entry of the document's `servers` (OpenAPI 3.1 Server Object). */
+/**
+ * One entry of the document's `servers` (OpenAPI 3.1 Server Object).
+ * @example
+ * const server: OpenApiServer = { url: 'https://api.example.org', description: 'production' }
+ */
 export interface OpenApiServer {
   url: string
   description?: string
   variables?: Record<string, { default: string, enum?: string[], description?: string }>
 }
 
+/**
+ * The options of `openApi`; all optional.
+ * @example
+ * const options: OpenApiOptions = {
+ *   routePrefix: '/docs',
+ *   info: { title: 'Movies', version: '1.0.0' },
+ *   ui: { uiConfig: { docExpansion: 'none' } }
+ * }
+ */
 export interface OpenApiOptions {
   /** Where Swagger UI is served; the document is at `<routePrefix>/json` (and `/yaml`). Default `/docs`. */
   routePrefix?: string

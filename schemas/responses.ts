@@ -56,7 +56,7 @@ export function withHeaders<T extends TSchema> (schema: T, headers: Record<strin
 }
 
 /** A 503: the database cannot be reached, with `Retry-After`. */
-export const ServiceUnavailableResponse = withHeaders(
+export const ServiceUnavailableResponse: TSchema = withHeaders(
   // @fastify/swagger's key for the response's description: the body keeps the error shape as it is.
   { ...ErrorResponse, 'x-response-description': 'The database cannot be reached or timed out.' },
   { 'Retry-After': RetryAfterHeader }
