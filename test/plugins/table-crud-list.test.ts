@@ -149,6 +149,9 @@ t.test('text filters: contains by default, starts, ends, case-insensitive; exact
     ['genre=drama&genre__match=exact', [3]],
     ['genre=Drama&genre__match=exact', []],
     ['genre=horror', []],
+    ['genre__operator=is_null', []],
+    ['genre__operator=not_null', [5, 4, 3, 2, 1]],
+    ['synopsis__operator=is_null', []],
     ['synopsis=tokyo', [3]],
     ['synopsis=.&synopsis__match=ends', [4, 3, 2, 1]],
     ['synopsis=a%20&synopsis__match=starts', [2, 1]],
@@ -157,6 +160,9 @@ t.test('text filters: contains by default, starts, ends, case-insensitive; exact
     ['name=', [5, 4, 3, 2, 1]]
   ]
   for (const [query, ids] of cases) await expectMovies(t, query, ids)
+  await expectOk(t, '/categories/?name__operator=is_null', { rows: [CATEGORY_ROWS[3]] })
+  // not_null ignores the value, and so the match type.
+  await expectOk(t, '/categories/?name__operator=not_null&name=ic&name__match=ends', { rows: [CATEGORY_ROWS[4], CATEGORY_ROWS[2], CATEGORY_ROWS[1], CATEGORY_ROWS[0]] })
 })
 
 t.test('% and _ are literal in every match type', async (t) => {
@@ -311,7 +317,9 @@ t.test('array filters: an element at any depth; repeated values must all be ther
     ['scores=7&scores=8', [1]],
     ['scores=9&scores=5', []],
     ['scores=-9', []],
-    ['scores__operator=ne&scores=4', [4, 3, 2, 1]]
+    ['scores__operator=ne&scores=4', [4, 3, 2, 1]],
+    ['scores__operator=is_null', []],
+    ['scores__operator=not_null', [5, 4, 3, 2, 1]]
   ]
   for (const [query, ids] of cases) await expectMovies(t, query, ids)
   await expectBadQuery(t, 'scores=x', INVALID_VALUE, 'The value "x" of scores is not a valid integer element.')
