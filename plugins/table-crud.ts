@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteOptions } from 'fastify'
 import type { FastifySchemaCompiler, FastifyValidationResult } from 'fastify/types/schema.js'
 import type { TSchema } from '@sinclair/typebox'
-import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg'
+import type { PoolClient, QueryConfig, QueryResult } from 'pg'
 import type {} from '@fastify/swagger'
 import { Ajv } from 'ajv'
 import formats from 'ajv-formats'
@@ -199,7 +199,12 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   const writeColumns = new Map(table.columns.map((c) => [c.name, c]))
   const tags = [table.name]
 
-  async function run (statement: Statement, client: Pool | PoolClient = fastify.pg.pool): Promise<QueryResult<Row>> {
+  /**
+   * Runs a statement as a named prepared statement, on `client` or a pooled connection. A
+   * pooled connection goes back for reuse after an error the database answered (a constraint,
+   * bad data): pg-pool's own `query` would drop it, and every 422 would cost a reconnect.
+   */
+  async function run (statement: Statement, client?: PoolClient): Promise<QueryResult<Row>> {
     const config: QueryConfig & { query_timeout: number } = {
       text: statement.text,
       values: statement.values as unknown[],
@@ -207,17 +212,34 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       query_timeout: options.queryTimeout
     }
     const name = statementName(statement.text)
-    // In a transaction a failed statement aborts it, so the retry below could not run: unnamed there.
-    if (name !== undefined && client === fastify.pg.pool) config.name = name
+    if (name !== undefined) config.name = name
+    if (client !== undefined) return await client.query<Row>(config)
+    const connection = await checkout()
     try {
-      return await client.query<Row>(config)
+      const result = await connection.query<Row>(config)
+      connection.release()
+      return result
     } catch (error) {
-      // The embedded server (PGlite) is one session behind every connection: a statement a
-      // previous connection prepared is still there (42P05) though this one never did. Unnamed, it runs.
-      if (config.name === undefined || (error as { code?: unknown }).code !== '42P05') throw error
-      delete config.name
-      return await client.query<Row>(config)
+      connection.release(answeredByDatabase(error) ? undefined : error as Error)
+      throw error
     }
+  }
+
+  /**
+   * A pooled connection that cannot crash the process: a checked-out pg client emits 'error'
+   * when its connection drops, and with no listener that is an uncaught exception. The query
+   * in flight rejects as well, which is how the request learns of it.
+   */
+  async function checkout (): Promise<PoolClient> {
+    const connection = await fastify.pg.connect()
+    const ignore = (): void => {}
+    connection.on('error', ignore)
+    const release = connection.release.bind(connection)
+    connection.release = (error?: Error | boolean) => {
+      connection.off('error', ignore)
+      release(error)
+    }
+    return connection
   }
 
   async function validate (operation: Operation, request: FastifyRequest): Promise<void> {
@@ -586,7 +608,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
 
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them: all or nothing. */
   async function deleteWithHooks (filters: readonly Filter[], request: FastifyRequest): Promise<number> {
-    const client = await fastify.pg.connect()
+    const client = await checkout()
     try {
       await client.query('BEGIN')
       const ids = (await run(compileMatchingIds(ctx, filters), client)).rows.map((r) => r.id)
@@ -603,6 +625,13 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       client.release()
     }
   }
+}
+
+/** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
+function answeredByDatabase (error: unknown): boolean {
+  const { code, severity } = error as { code?: unknown, severity?: unknown }
+  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC' &&
+    typeof code === 'string' && !code.startsWith('08') && !code.startsWith('57P')
 }
 
 /**

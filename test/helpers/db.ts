@@ -18,6 +18,9 @@ export const DATABASE_URL = Object.freeze({ value: process.env.DATABASE_URL ?? n
 
 let embedded: Promise<EmbeddedPostgres> | null = null
 
+/** How long a pool keeps an idle connection to the embedded server (see testDatabase). */
+export const EMBEDDED_IDLE_MS = 20
+
 /**
  * Gives the calling test file its own PostgreSQL schema on the `DATABASE_URL` server, or its
  * own embedded server when that is unset, and removes it at the end.
@@ -26,7 +29,8 @@ export async function testDatabase (t: Teardown): Promise<TestDatabase> {
   if (DATABASE_URL === null) {
     embedded ??= startEmbeddedPostgres()
     const server = await embedded
-    const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+    // The embedded server serves one connection at a time: an idle one would hold up the app's.
+    const pool = new pg.Pool({ connectionString: server.connectionString, max: 1, idleTimeoutMillis: EMBEDDED_IDLE_MS })
     t.teardown(async () => { await pool.end(); await server.stop() })
     return { connectionString: server.connectionString, max: 1, embedded: true, pool }
   }
