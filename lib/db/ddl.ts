@@ -70,7 +70,7 @@ function literal (column: ColumnSpec, value: unknown, where: string): string {
       if (Array.isArray(value)) return `ARRAY[${value.map((v) => literal(column.element!, v, where)).join(', ')}]`
       break
   }
-  throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit a ${column.type} column`)
+  throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
 }
 
 function columnDefault (table: Table, column: TableColumn): string | null {

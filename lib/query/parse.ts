@@ -129,12 +129,22 @@ function parseScalar (table: Table, column: ColumnSpec & { name?: string }, text
   }
 }
 
+/** What a filter value must be, in words, for the 400 that refuses one. */
+function expected (table: Table, column: ColumnSpec): string {
+  switch (column.type) {
+    case 'serial': case 'integer': return '32-bit integer'
+    case 'real': return 'number'
+    case 'numeric': return 'decimal number'
+    case 'boolean': return 'boolean (true, false, 1, 0, t, f, yes, no)'
+    case 'timestamp': return 'ISO 8601 date or date-time'
+    case 'foreignKey': return expected(table, targetOf(table, column as TableColumn).primaryKey)
+    default: return 'string without NUL characters'
+  }
+}
+
 function parseValue (ctx: QueryContext, column: TableColumn, text: string): unknown {
   const value = parseScalar(ctx.table, scalarOf(column), text)
-  if (value === undefined) {
-    const type = column.type === 'array' ? `${scalarOf(column).type} element` : column.type
-    throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(text), column.name, type)
-  }
+  if (value === undefined) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(text), column.name, expected(ctx.table, scalarOf(column)))
   return value
 }
 

@@ -209,8 +209,8 @@ t.test('compileMatchingIds, compileDeleteIds and compileBulkDelete delete only w
 
 t.test('NUL: refused by the parser; the database refuses it as a data error', async (t) => {
   const INVALID = { code: 'TABLECRUD_ERR_QS_INVALID_VALUE', statusCode: 400 }
-  t.throws(() => parseListQuery(ctx, raw({ title: 'a\0b' })), { ...INVALID, message: 'The value "a\\u0000b" of title is not a valid varchar.' })
-  t.throws(() => parseListQuery(ctx, raw({ tags: '\0' })), { ...INVALID, message: 'The value "\\u0000" of tags is not a valid text element.' })
+  t.throws(() => parseListQuery(ctx, raw({ title: 'a\0b' })), { ...INVALID, message: 'The value "a\\u0000b" of title is not a valid string without NUL characters.' })
+  t.throws(() => parseListQuery(ctx, raw({ tags: '\0' })), { ...INVALID, message: 'The value "\\u0000" of tags is not a valid string without NUL characters.' })
   t.throws(() => parseIdsQuery(ctx, raw({ search: '\0' })), { code: 'TABLECRUD_ERR_QS_INVALID_STRING', statusCode: 400 })
   const error = await run(compileInsert(note, new Map<TableColumn, unknown>([[noteColumn('title'), 'a\0b'], [noteColumn('owner'), ownerId]]), true))
     .then(() => null, (e: unknown) => e)
