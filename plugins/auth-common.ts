@@ -105,7 +105,7 @@ export function loginRoutes (fastify: FastifyInstance, summary: string, handler:
     handler
   })
   // OPTIONS is left to @fastify/cors, whose preflight answers would otherwise be shadowed.
-  fastify.route({ method: ['GET', 'PUT', 'PATCH', 'DELETE'], url: '/', onRequest: refuseMethod, handler: refuseMethod })
+  fastify.route({ method: ['GET', 'PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuseMethod, handler: refuseMethod })
 }
 
 /** Whether `secret` can sign HS256 tokens: a non-empty string or Buffer. */

@@ -66,7 +66,7 @@ function visibleFields (names: readonly string[]): TSchema {
 
 function readable (): TSchema {
   return Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
-    'Add <fk>_readable beside each ForeignKey: the referenced row as text. Any case.'))
+    'Add `<fk>_readable` beside each ForeignKey: the referenced row as text. Any case.'))
 }
 
 export interface ListQueryOptions {
@@ -94,8 +94,8 @@ export function listQuerySchema (table: Table, options: ListQueryOptions): TObje
     })),
     __readable: readable(),
     __range_header: Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
-      'Send Content-Range: <name> <first>-<last>/<total>. Any case.')),
-    __range_header_name: Type.Optional(Type.String({ description: `The <name> of Content-Range; default ${table.name}.` }))
+      'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
+    __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` }))
   })
   return Type.Object(properties, { additionalProperties: false })
 }

@@ -50,7 +50,7 @@ const visibleFields = (names: string[]): object => ({
   anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: names, description: 'A field name.' } }]
 })
 const readable = {
-  type: 'string', enum: BOOLEANS, description: 'Add <fk>_readable beside each ForeignKey: the referenced row as text. Any case.'
+  type: 'string', enum: BOOLEANS, description: 'Add `<fk>_readable` beside each ForeignKey: the referenced row as text. Any case.'
 }
 
 const FIELDS = ['id', 'title', 'price', 'rating', 'count', 'active', 'at', 'body', 'owner', 'owner.id', 'owner.name', 'tags']
@@ -86,8 +86,8 @@ t.test('listQuerySchema: every filter and control parameter', async (t) => {
       __page: { minimum: 1, description: 'Page number, from 1; default 1.', type: 'integer' },
       __page_size: { minimum: 1, maximum: 500, description: 'Rows per page, 1 to 500; default 20.', type: 'integer' },
       __readable: readable,
-      __range_header: { type: 'string', enum: BOOLEANS, description: 'Send Content-Range: <name> <first>-<last>/<total>. Any case.' },
-      __range_header_name: { description: 'The <name> of Content-Range; default item.', type: 'string' }
+      __range_header: { type: 'string', enum: BOOLEANS, description: 'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.' },
+      __range_header_name: { description: 'The `<name>` of Content-Range; default item.', type: 'string' }
     }
   })
 })
