@@ -27,7 +27,7 @@ function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, messa
       : e.keyword === 'required' ? [path, String(e.params.missingProperty)].filter(Boolean).join('.') : path
     const message = e.keyword === 'additionalProperties'
       ? 'is not a writable column'
-      : e.keyword === 'required' ? 'is required' : e.message ?? 'is invalid'
+      : e.keyword === 'required' ? 'is required' : String(e.message)
     const key = `${field} ${message}`
     // anyOf [type, null] reports the branch failures and then anyOf itself: one line per field,
     // "must be integer or null".
@@ -61,7 +61,6 @@ export function toClientError (error: unknown, contentType?: string): Error & { 
       return new TABLECRUD_ERR_BODY_NOT_JSON()
     case 'FST_ERR_CTP_BODY_TOO_LARGE': return new TABLECRUD_ERR_BODY_TOO_LARGE()
   }
-  if (e instanceof SyntaxError && e.statusCode === 400) return new TABLECRUD_ERR_BODY_NOT_JSON()
   const fromDb = fromDatabaseError(error)
   if (fromDb !== undefined) return fromDb as Error & { statusCode: number, code: string }
   if (Number.isInteger(e.statusCode) && e.statusCode! >= 400 && e.statusCode! < 500 && typeof e.message === 'string') {

@@ -183,9 +183,11 @@ const openApiPlugin: FastifyPluginAsync<OpenApiOptions> = async function openApi
     // A top-level tag for each tag of an operation (one per table), after those the integrator declared.
     const tags = [...(given.tags ?? [])]
     const declared = new Set(tags.map((tag) => tag.name))
-    for (const path of Object.values(openapiObject.paths ?? {})) {
-      for (const operation of Object.values(path ?? {})) {
-        for (const name of (operation as { tags?: string[] }).tags ?? []) {
+    // @fastify/swagger always writes paths, each an object of operations.
+    const paths = openapiObject.paths as Record<string, Record<string, { tags?: string[] }>>
+    for (const path of Object.values(paths)) {
+      for (const operation of Object.values(path)) {
+        for (const name of operation.tags ?? []) {
           if (!declared.has(name)) tags.push({ name })
           declared.add(name)
         }

@@ -143,7 +143,7 @@ function compilers (ajv: Ajv, parse: ((raw: RawQuery) => unknown) | null): Fasti
     if (httpPart === 'querystring' && parse !== null) {
       return ((data: unknown) => {
         try {
-          return { value: parse((data ?? {}) as RawQuery) }
+          return { value: parse(data as RawQuery) }
         } catch (error) {
           return { error: error as Error }
         }
@@ -279,18 +279,13 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   /** Methods a path does not have answer 405 before anything is parsed (SPEC §6.13, §6.14). */
   function notAllowed (url: string, allowed: HTTPMethods[]): void {
     const method = WRITE_METHODS.filter((m) => !allowed.includes(m))
-    if (method.length === 0) return
     const allow = ['GET', 'HEAD', ...allowed].join(', ')
-    route({
-      method,
-      url,
-      schema: { hide: true },
-      onRequest: async (request, reply) => {
-        reply.header('allow', allow)
-        return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, request.url.split('?')[0]))
-      },
-      handler: async () => undefined
-    })
+    const refuse = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      reply.header('allow', allow)
+      return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, request.url.split('?')[0]))
+    }
+    // Answered in onRequest, before a body is parsed; the handler is never reached.
+    route({ method, url, schema: { hide: true }, onRequest: refuse, handler: refuse })
   }
 
   const id = (request: FastifyRequest): number | string => parseId(table, (request.params as { id: string }).id)
@@ -415,23 +410,18 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   // The router answers an id longer than Fastify's maxParamLength (100 by default) with its own
   // 414 before any route of ours: such paths land here, answered as SPEC §6.11 and §6.13 say.
   const idMethods: HTTPMethods[] = ['GET', 'HEAD', ...(writable ? ['PUT', 'PATCH', 'DELETE'] as const : [])]
-  fastify.route({
-    method: ['GET', 'HEAD', ...WRITE_METHODS],
-    url: '/*',
-    schema: { hide: true },
-    onRequest: async (request, reply) => {
-      const path = request.url.split('?')[0]!
-      if ((request.params as { '*': string })['*'].replace(/\/$/, '').includes('/')) {
-        return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, path))
-      }
-      if (!idMethods.includes(request.method as HTTPMethods)) {
-        reply.header('allow', idMethods.join(', '))
-        return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, path))
-      }
-      return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
-    },
-    handler: async () => undefined
-  })
+  const beyondRoutes = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const path = request.url.split('?')[0]!
+    if ((request.params as { '*': string })['*'].replace(/\/$/, '').includes('/')) {
+      return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, path))
+    }
+    if (!idMethods.includes(request.method as HTTPMethods)) {
+      reply.header('allow', idMethods.join(', '))
+      return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, path))
+    }
+    return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
+  }
+  fastify.route({ method: ['GET', 'HEAD', ...WRITE_METHODS], url: '/*', schema: { hide: true }, onRequest: beyondRoutes, handler: beyondRoutes })
   if (!writable) return
 
   /** Body values as the database takes them; each failing field named in one 400. */
@@ -444,8 +434,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       try {
         out.set(column, toDatabase(column, value))
       } catch (error) {
-        if (!(error instanceof ValueError)) throw error
-        failures.push({ field: name, message: error.message })
+        failures.push({ field: name, message: (error as ValueError).message })
       }
     }
     if (failures.length > 0) {
@@ -507,7 +496,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       if (table.primaryKey.type === 'serial') delete values[table.primaryKey.name]
       const result = await run(compileInsert(table, await prepare(values), excludeSecrets))
       const created = result.rows[0]!
-      const key = created[table.primaryKey.name] ?? values[table.primaryKey.name]
+      const key = created[table.primaryKey.name]
       const prefix = fastify.prefix.replace(/\/$/, '')
       reply.code(201).header('location', `${prefix}/${encodeURIComponent(String(key))}/`)
       return created
@@ -600,7 +589,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       await validate('deleteAll', request)
       if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
       const deleted = preDelete.length === 0
-        ? (await run(compileBulkDelete(ctx, filters))).rowCount ?? 0
+        ? Number((await run(compileBulkDelete(ctx, filters))).rowCount)
         : await deleteWithHooks(filters, request)
       return reply.code(204).header('x-deleted-count', String(deleted)).send()
     }
@@ -615,14 +604,14 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
       for (const key of ids) {
         await guarded(async () => { for (const hook of preDelete) await hook.callable(key, { request }) }, hookError)
       }
-      const result = ids.length === 0 ? 0 : (await run(compileDeleteIds(table, ids), client)).rowCount ?? 0
+      const result = ids.length === 0 ? 0 : Number((await run(compileDeleteIds(table, ids), client)).rowCount)
       await client.query('COMMIT')
+      client.release()
       return result
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined)
+      // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
+      client.release(await client.query('ROLLBACK').then(() => undefined, (failure: Error) => failure))
       throw error
-    } finally {
-      client.release()
     }
   }
 }

@@ -23,6 +23,6 @@ const overrides = new Map<number, Parser>([
  */
 export const wireTypes = {
   getTypeParser (oid: number, format?: 'text' | 'binary'): Parser {
-    return overrides.get(oid) ?? (pg.types.getTypeParser(oid, format ?? 'text') as Parser)
+    return overrides.get(oid) ?? (pg.types.getTypeParser(oid, format) as Parser)
   }
 }

@@ -78,8 +78,8 @@ function numberToPlain (n: number): string {
   const digits = lead! + rest
   const point = 1 + Number(exponent)
   if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`
-  if (point >= digits.length) return sign + digits + '0'.repeat(point - digits.length)
-  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`
+  // JS writes a large number with an exponent only from 1e21 on: past all of its 17 digits.
+  return sign + digits + '0'.repeat(point - digits.length)
 }
 
 const TIMESTAMP_IN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/

@@ -6,7 +6,8 @@ export class ValueError extends Error {}
 
 /**
  * A validated JSON body value as pg should send it: Numeric checked against precision and
- * scale, timestamps as UTC text, arrays element by element. Throws ValueError with a reason.
+ * scale, timestamps as UTC text, arrays element by element. Throws ValueError with a reason,
+ * and nothing else.
  */
 export function toDatabase (column: ColumnSpec, value: unknown): unknown {
   if (value === null || value === undefined) return null
@@ -23,8 +24,10 @@ export function toDatabase (column: ColumnSpec, value: unknown): unknown {
       return text
     }
     case 'array': {
+      // A hook may hand back what the body schema never saw.
+      if (!Array.isArray(value)) throw new ValueError('must be an array')
       const element = column.element!
-      return (value as unknown[]).map((v) => toDatabase(element, v))
+      return value.map((v) => toDatabase(element, v))
     }
     default: return value
   }

@@ -107,3 +107,35 @@ t.test('a default that does not fit its column is refused', async (t) => {
   const bad = defineTable('bad_default', { n: column.integer({ default: 'x' }) })
   t.throws(() => createTablesSql([bad]), /Table bad_default, column n: the default "x" does not fit the column's type \(integer\)/)
 })
+
+t.test('declared defaults become literals of their type, and a mismatch is refused', async (t) => {
+  const cases: Array<[string, ReturnType<typeof column.integer>, unknown, string | null]> = [
+    ['integer', column.integer(), 3, 'DEFAULT 3'],
+    ['real', column.real(), 1.5, 'DEFAULT 1.5'],
+    ['real', column.real(), 'x', null],
+    ['numeric', column.numeric({ digits: [5, 2] }), '1.5', 'DEFAULT 1.50'],
+    ['numeric', column.numeric({ digits: [5, 2] }), '1.555', null],
+    ['boolean', column.boolean(), true, 'DEFAULT true'],
+    ['boolean', column.boolean(), 'yes', null],
+    ['varchar', column.varchar({ length: 5 }), 1, null],
+    ['email', column.email(), 'a@b.c', "DEFAULT 'a@b.c'"],
+    ['timestamp', column.timestamp(), 'now', "DEFAULT (now() AT TIME ZONE 'utc')"],
+    ['timestamp', column.timestamp(), '2024-01-02T03:04:05', "DEFAULT '2024-01-02 03:04:05.000000'"],
+    ['timestamp', column.timestamp(), 'yesterday', null],
+    ['timestamp', column.timestamp(), 5, null],
+    ['array', column.array(column.integer()), [1, 2], 'DEFAULT ARRAY[1, 2]'],
+    ['array', column.array(column.integer()), [], "DEFAULT '{}'"],
+    ['array', column.array(column.integer()), 'x', null],
+    ['nullable', column.integer({ null: true }), null, 'DEFAULT NULL']
+  ]
+  for (const [label, base, value, expected] of cases) {
+    const spec = { ...base, hasDefault: true, default: value }
+    const table = defineTable(`default_${label}_${cases.findIndex((c) => c[2] === value && c[0] === label)}`, { c: spec as typeof base })
+    if (expected === null) {
+      t.throws(() => createTablesSql([table]), { message: `Table ${table.name}, column c: the default ${JSON.stringify(value)} does not fit the column's type (${base.type})` }, `${label} ${JSON.stringify(value)}`)
+    } else {
+      t.match(createTablesSql([table]), `"c" ${label === 'nullable' ? 'integer' : ''}`, label)
+      t.ok(createTablesSql([table]).includes(expected), `${label} ${JSON.stringify(value)}: ${expected}`)
+    }
+  }
+})
