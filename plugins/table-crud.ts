@@ -242,8 +242,10 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     return connection
   }
 
+  // Each operation's own validators, then `every` (SPEC §2.9), listed once here rather than per request.
+  const validatorLists = new Map(OPERATIONS.map((op) => [op, [...(op === 'every' ? [] : validators[op] ?? []), ...(validators.every ?? [])]]))
   async function validate (operation: Operation, request: FastifyRequest): Promise<void> {
-    for (const validator of [...(validators[operation] ?? []), ...(validators.every ?? [])]) {
+    for (const validator of validatorLists.get(operation)!) {
       await guarded(async () => await validator(crud, request, extraContext), () => new TABLECRUD_ERR_VALIDATION())
     }
   }
@@ -458,9 +460,20 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     return out
   }
 
-  function checkBodyKey (body: Row, key: unknown): void {
+  /**
+   * What PUT and PATCH check before their hooks, in the order of SPEC §6.14: the body's values,
+   * the validators, the id (and the body's key against it), and that the row exists when hooks
+   * are to run for it.
+   */
+  async function updateTarget (request: FastifyRequest, operation: 'putSingle' | 'patchSingle', hooks: number): Promise<{ body: Row, key: number | string }> {
+    const body = request.body as Row
+    toRow(body)
+    await validate(operation, request)
+    const key = id(request)
     const name = table.primaryKey.name
     if (Object.hasOwn(body, name) && body[name] !== key) throw new TABLECRUD_ERR_BODY_ID_MISMATCH(name)
+    if (hooks > 0) await requireRow(key)
+    return { body, key }
   }
 
   async function requireRow (key: unknown, client?: PoolClient): Promise<void> {
@@ -510,12 +523,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     schema: { tags, summary: `Replace a ${table.name} row`, params: idParamsSchema(table), body: replaceSchema(table), response: { 200: row, ...errors } },
     validatorCompiler: compilers(ajv, null),
     handler: async (request) => {
-      const body = request.body as Row
-      toRow(body)
-      await validate('putSingle', request)
-      const key = id(request)
-      checkBodyKey(body, key)
-      if (preSave.length > 0) await requireRow(key)
+      const { body, key } = await updateTarget(request, 'putSingle', preSave.length)
       let values = fullRow(body, key)
       for (const hook of preSave) values = await guarded(async () => await hook.callable(values, { request }), hookError)
       delete values[table.primaryKey.name]
@@ -530,12 +538,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     schema: { tags, summary: `Change some columns of a ${table.name} row`, params: idParamsSchema(table), body: patchSchema(table), response: { 200: row, ...errors } },
     validatorCompiler: compilers(ajv, null),
     handler: async (request) => {
-      const body = request.body as Row
-      toRow(body)
-      await validate('patchSingle', request)
-      const key = id(request)
-      checkBodyKey(body, key)
-      if (prePatch.length > 0) await requireRow(key)
+      const { body, key } = await updateTarget(request, 'patchSingle', prePatch.length)
       let values: Row = { ...body }
       delete values[table.primaryKey.name]
       for (const hook of prePatch) values = await guarded(async () => await hook.callable(key, values, { request }), hookError)
