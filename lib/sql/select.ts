@@ -50,21 +50,34 @@ const LIKE = new Map([
   ['ends', (v: string) => `%${likeEscape(v)}`]
 ])
 
+const TEXT_TYPES = new Set(['varchar', 'text', 'email'])
+
+/** Whether a filter is a LIKE match: `e` on a text column with a match type other than exact. */
+function isLike (filter: Filter): boolean {
+  return filter.operator === 'e' && LIKE.has(filter.match) && TEXT_TYPES.has(filter.column.type)
+}
+
+/** The one parameter a filter sends (none for is_null and not_null). */
+function filterParam (filter: Filter): unknown {
+  if (filter.column.type === 'array') return filter.values
+  return isLike(filter) ? LIKE.get(filter.match)!(filter.values[0] as string) : filter.values[0]
+}
+
+function filterParams (filters: readonly Filter[]): unknown[] {
+  const values: unknown[] = []
+  for (const f of filters) if (f.operator !== 'is_null' && f.operator !== 'not_null') values.push(filterParam(f))
+  return values
+}
+
 function condition (b: Builder, filter: Filter, alias: string): string {
   const col = `${alias}.${quoteIdent(filter.column.name)}`
-  const { operator, values } = filter
+  const { operator } = filter
   if (operator === 'is_null') return `${col} IS NULL`
   if (operator === 'not_null') return `${col} IS NOT NULL`
-  if (filter.column.type === 'array') {
-    // Containment looks at every element, whatever the depth, and wants each value present.
-    const contains = `${col} @> ${b.param(values)}`
-    return operator === 'ne' ? `NOT (${contains})` : contains
-  }
-  const like = LIKE.get(filter.match)
-  if (operator === 'e' && like !== undefined && (filter.column.type === 'varchar' || filter.column.type === 'text' || filter.column.type === 'email')) {
-    return `${col} ILIKE ${b.param(like(values[0] as string))}`
-  }
-  return `${col} ${ORDERED_SQL.get(operator)!} ${b.param(values[0])}`
+  const param = b.param(filterParam(filter))
+  // Containment looks at every element, whatever the depth, and wants each value present.
+  if (filter.column.type === 'array') return operator === 'ne' ? `NOT (${col} @> ${param})` : `${col} @> ${param}`
+  return isLike(filter) ? `${col} ILIKE ${param}` : `${col} ${ORDERED_SQL.get(operator)!} ${param}`
 }
 
 function where (b: Builder, filters: readonly Filter[]): string {
@@ -162,36 +175,71 @@ function orderBy (order: ListQuery['order'], joins: Joins): string {
 }
 
 /**
+ * SQL text and shape by query shape, per TableCRUD context: a statement's text depends on the
+ * columns, operators, fields, order and flags of a query, never on its values, so a shape
+ * seen before reuses its text and only gathers the values again.
+ */
+const texts = new WeakMap<QueryContext, Map<string, { text: string, shape: Shape | null }>>()
+const MAX_SHAPES = 1000
+
+function memo (ctx: QueryContext, key: string, build: () => { text: string, shape: Shape | null }): { text: string, shape: Shape | null } {
+  let byKey = texts.get(ctx)
+  if (byKey === undefined) texts.set(ctx, byKey = new Map())
+  let found = byKey.get(key)
+  if (found === undefined) {
+    found = build()
+    if (byKey.size < MAX_SHAPES) byKey.set(key, found)
+  }
+  return found
+}
+
+function filtersKey (filters: readonly Filter[]): string {
+  return filters.map((f) => `${f.column.name}:${f.operator}:${isLike(f) ? 'like' : ''}`).join('&')
+}
+
+function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): string {
+  return `${fields === null ? '*' : fields.map((f) => f.name).join(',')}|${readable}`
+}
+
+/**
  * GET `/`: one statement, with the total of the filtered rows as a window column when asked
  * for (SPEC §2.3), so the page and its total take one round trip.
  */
 export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boolean): SelectStatement {
-  const b = new Builder()
-  const joins = new Joins()
-  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-  const order = orderBy(query.order, joins)
-  const filter = where(b, query.filters)
-  const limit = b.param(query.pageSize)
-  const offset = b.param((query.page - 1) * query.pageSize)
-  const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
-  const text = `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`
-  return Object.freeze({ text, values: b.values, shape })
+  const key = `list|${withTotal}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${query.order.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')}`
+  const { text, shape } = memo(ctx, key, () => {
+    const b = new Builder()
+    const joins = new Joins()
+    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+    const order = orderBy(query.order, joins)
+    const filter = where(b, query.filters)
+    const limit = b.param(query.pageSize)
+    const offset = b.param(0)
+    const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
+    return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape }
+  })
+  const values = filterParams(query.filters)
+  values.push(query.pageSize, (query.page - 1) * query.pageSize)
+  return Object.freeze({ text, values, shape: shape! })
 }
 
 /** GET `/count/`, and the total of an empty page. */
 export function compileCount (ctx: QueryContext, filters: readonly Filter[]): Statement {
-  const b = new Builder()
-  const text = `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(b, filters)}`
-  return Object.freeze({ text, values: b.values })
+  const { text } = memo(ctx, `count|${filtersKey(filters)}`, () => {
+    const b = new Builder()
+    return { text: `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(b, filters)}`, shape: null }
+  })
+  return Object.freeze({ text, values: filterParams(filters) })
 }
 
 /** GET `/:id/`. */
 export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuery): SelectStatement {
-  const b = new Builder()
-  const joins = new Joins()
-  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-  const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${b.param(id)}`
-  return Object.freeze({ text, values: b.values, shape })
+  const { text, shape } = memo(ctx, `single|${fieldsKey(query.fields, query.readable)}`, () => {
+    const joins = new Joins()
+    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+    return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = $1`, shape }
+  })
+  return Object.freeze({ text, values: [id], shape: shape! })
 }
 
 /** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */
