@@ -10,7 +10,7 @@ const make = (code: string, message: string, status: number): Ctor =>
   createError(code, message, status) as unknown as Ctor
 
 // Query string (400)
-export const TABLECRUD_ERR_QS_UNKNOWN_FIELD = make('TABLECRUD_ERR_QS_UNKNOWN_FIELD', "%s isn't a valid field name.", 400)
+export const TABLECRUD_ERR_QS_UNKNOWN_FIELD = make('TABLECRUD_ERR_QS_UNKNOWN_FIELD', "%s isn't a valid field name.%s", 400)
 export const TABLECRUD_ERR_QS_UNKNOWN_OPERATOR = make('TABLECRUD_ERR_QS_UNKNOWN_OPERATOR', '%s is not an operator: use one of %s.', 400)
 export const TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE = make('TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE', 'The operator %s does not apply to %s (type %s).', 400)
 export const TABLECRUD_ERR_QS_UNKNOWN_MATCH = make('TABLECRUD_ERR_QS_UNKNOWN_MATCH', '%s is not a match type: use one of contains, exact, starts, ends.', 400)

@@ -79,8 +79,10 @@ const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size',
 const OPERATOR_SET = new Set<string>(OPERATORS)
 const MATCH_SET = new Set<string>(MATCH_TYPES)
 
-function unknownField (name: string, validFields: readonly string[]): Error {
-  return withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name), { validFields })
+/** A 400 naming the bad input; for field paths the message lists the accepted names too (SPEC §2.3). */
+function unknownField (name: string, validFields: readonly string[], listed = false): Error {
+  const names = listed ? ` Valid names: ${validFields.join(', ')}.` : ''
+  return withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name, names), { validFields })
 }
 
 /** One value of a parameter that may not repeat; a repeat is a 400. */
@@ -157,7 +159,7 @@ function field (ctx: QueryContext, name: string): FieldPath {
   if (parts.length > ctx.maxJoins + 1 && ctx.fields.get(parts.slice(0, ctx.maxJoins + 1).join('.'))?.column.type === 'foreignKey') {
     throw new TABLECRUD_ERR_QS_MAX_JOIN_DEPTH()
   }
-  throw unknownField(name, ctx.fieldNames)
+  throw unknownField(name, ctx.fieldNames, true)
 }
 
 function parseFields (ctx: QueryContext, value: string | string[] | undefined): FieldPath[] | null {

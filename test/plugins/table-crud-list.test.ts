@@ -85,11 +85,11 @@ t.test('secret columns are never selected, filtered on, ordered by or asked for'
   await expectOk(t, '/directors/', { rows: byIdDescending(DIRECTOR_ROWS) })
   await expectError(t, '/directors/?email=example', 400, UNKNOWN, "email isn't a valid field name.", { validFields: ['id', 'name'] })
   await expectError(t, '/directors/?email__operator=is_null', 400, UNKNOWN, "email isn't a valid field name.", { validFields: ['id', 'name'] })
-  await expectError(t, '/directors/?__order=-email', 400, UNKNOWN, "email isn't a valid field name.", { validFields: ['id', 'name'] })
-  await expectError(t, '/directors/?__visible_fields=name,email', 400, UNKNOWN, "email isn't a valid field name.", { validFields: ['id', 'name'] })
+  await expectError(t, '/directors/?__order=-email', 400, UNKNOWN, `email isn't a valid field name. Valid names: ${['id', 'name'].join(', ')}.`, { validFields: ['id', 'name'] })
+  await expectError(t, '/directors/?__visible_fields=name,email', 400, UNKNOWN, `email isn't a valid field name. Valid names: ${['id', 'name'].join(', ')}.`, { validFields: ['id', 'name'] })
   // A joined table's secret column is refused too, and never selected by a join.
-  await expectBadQuery(t, '__visible_fields=director.email', UNKNOWN, "director.email isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectBadQuery(t, '__order=director.email', UNKNOWN, "director.email isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__visible_fields=director.email', UNKNOWN, `director.email isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__order=director.email', UNKNOWN, `director.email isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
   await expectOk(t, '/movies/?__visible_fields=director.id,director.name&id=1', { rows: [{ director: { id: 1, name: 'George Lucas' } }] })
 })
 
@@ -383,8 +383,8 @@ t.test('__order: columns, descending, joined columns, ties broken by the primary
     ['__order=', [5, 4, 3, 2, 1]]
   ]
   for (const [query, ids] of cases) await expectMovies(t, query, ids)
-  await expectBadQuery(t, '__order=-foo', UNKNOWN, "foo isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectBadQuery(t, '__order=studio.founder', UNKNOWN, "studio.founder isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__order=-foo', UNKNOWN, `foo isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__order=studio.founder', UNKNOWN, `studio.founder isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
   await expectError(t, '/movies-flat/?__order=director.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
   await expectError(t, '/roles-shallow/?__order=movie.director.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
   await expectOk(t, '/roles/?__order=-movie.director.name,character', { rows: [ROLE_ROWS[3], ROLE_ROWS[2], ROLE_ROWS[1], ROLE_ROWS[0]] })
@@ -423,13 +423,13 @@ t.test('__visible_fields: chosen columns, joined ones nested, within maxJoins', 
 })
 
 t.test('__visible_fields errors list the valid names', async (t) => {
-  await expectBadQuery(t, '__visible_fields=name,foo', UNKNOWN, "foo isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectBadQuery(t, '__visible_fields=director.foo', UNKNOWN, "director.foo isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectBadQuery(t, '__visible_fields=name.x', UNKNOWN, "name.x isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectError(t, '/movies-flat/?__visible_fields=name,bar', 400, UNKNOWN, "bar isn't a valid field name.", { validFields: MOVIE_COLUMNS })
+  await expectBadQuery(t, '__visible_fields=name,foo', UNKNOWN, `foo isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__visible_fields=director.foo', UNKNOWN, `director.foo isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectBadQuery(t, '__visible_fields=name.x', UNKNOWN, `name.x isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectError(t, '/movies-flat/?__visible_fields=name,bar', 400, UNKNOWN, `bar isn't a valid field name. Valid names: ${MOVIE_COLUMNS.join(', ')}.`, { validFields: MOVIE_COLUMNS })
   await expectError(t, '/movies-flat/?__visible_fields=director.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
   await expectError(t, '/roles-shallow/?__visible_fields=movie.director.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
-  await expectError(t, '/roles/?__visible_fields=movie.director.name.x', 400, UNKNOWN, "movie.director.name.x isn't a valid field name.", {
+  await expectError(t, '/roles/?__visible_fields=movie.director.name.x', 400, UNKNOWN, `movie.director.name.x isn't a valid field name. Valid names: ${['id', 'movie', ...MOVIE_FIELDS_JOINED.map((f) => `movie.${f}`), 'character'].join(', ')}.`, {
     validFields: ['id', 'movie', ...MOVIE_FIELDS_JOINED.map((f) => `movie.${f}`), 'character']
   })
 })

@@ -78,14 +78,14 @@ t.test('__visible_fields on one row', async (t) => {
   await expectOk(t, '/movies/4/?__visible_fields=director,director.name', { director: { id: null, name: null } })
   await expectOk(t, '/roles/3/?__visible_fields=movie.director.name,movie.studio.name', { movie: { director: { name: 'Sofia Coppola' }, studio: { name: 'American Zoetrope' } } })
   await expectOk(t, '/categories/3/?__visible_fields=parent.name,parent.parent', { parent: { name: 'Science fiction', parent: 1 } })
-  await expectError(t, '/movies/1/?__visible_fields=nope', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "nope isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectError(t, '/movies/1/?__visible_fields=director.email', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "director.email isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
-  await expectError(t, '/directors/1/?__visible_fields=email', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "email isn't a valid field name.", { validFields: ['id', 'name'] })
-  await expectError(t, '/movies-flat/1/?__visible_fields=name,zzz', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "zzz isn't a valid field name.", { validFields: MOVIE_COLUMNS })
+  await expectError(t, '/movies/1/?__visible_fields=nope', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', `nope isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectError(t, '/movies/1/?__visible_fields=director.email', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', `director.email isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
+  await expectError(t, '/directors/1/?__visible_fields=email', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', `email isn't a valid field name. Valid names: ${['id', 'name'].join(', ')}.`, { validFields: ['id', 'name'] })
+  await expectError(t, '/movies-flat/1/?__visible_fields=name,zzz', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', `zzz isn't a valid field name. Valid names: ${MOVIE_COLUMNS.join(', ')}.`, { validFields: MOVIE_COLUMNS })
   await expectError(t, '/movies-flat/1/?__visible_fields=director.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
   await expectError(t, '/categories/3/?__visible_fields=parent.parent.name', 400, 'TABLECRUD_ERR_QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
   // The query is checked before the id (SPEC §6.14).
-  await expectError(t, '/movies/abc/?__visible_fields=nope', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "nope isn't a valid field name.", { validFields: MOVIE_FIELDS_JOINED })
+  await expectError(t, '/movies/abc/?__visible_fields=nope', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', `nope isn't a valid field name. Valid names: ${MOVIE_FIELDS_JOINED.join(', ')}.`, { validFields: MOVIE_FIELDS_JOINED })
 })
 
 t.test('__readable on one row', async (t) => {

@@ -66,6 +66,9 @@ const bad = (code: string, message: string, validFields?: readonly string[]): Fa
   ({ code: `TABLECRUD_ERR_${code}`, message, statusCode: 400, validFields })
 const unknown = (name: string, validFields: readonly string[] = FILTERABLE): Failure =>
   bad('QS_UNKNOWN_FIELD', `${name} isn't a valid field name.`, validFields)
+/** `__visible_fields` and `__order` errors list the accepted names in the message too (SPEC §2.3). */
+const unknownPath = (name: string, fields: readonly string[]): Failure =>
+  bad('QS_UNKNOWN_FIELD', `${name} isn't a valid field name. Valid names: ${fields.join(', ')}.`, fields)
 const TOO_DEEP = bad('QS_MAX_JOIN_DEPTH', 'Max join depth exceeded')
 
 /** A query string as Fastify's parser gives it: an object without a prototype. */
@@ -390,23 +393,23 @@ t.test('__order', async (t) => {
 
 t.test('__order and __visible_fields refuse unknown, secret and too deep names', async (t) => {
   const cases: Array<[typeof ctx, string, Failure]> = [
-    [ctx, 'nope', unknown('nope', FIELDS)],
-    [ctx, 'password', unknown('password', FIELDS)],
-    [ctx, 'director.code', unknown('director.code', FIELDS)],
-    [ctx, 'director.nope', unknown('director.nope', FIELDS)],
-    [ctx, 'name.length', unknown('name.length', FIELDS)],
-    [ctx, 'Name', unknown('Name', FIELDS)],
-    [ctx, 'director.', unknown('director.', FIELDS)],
-    [ctx, '.name', unknown('.name', FIELDS)],
+    [ctx, 'nope', unknownPath('nope', FIELDS)],
+    [ctx, 'password', unknownPath('password', FIELDS)],
+    [ctx, 'director.code', unknownPath('director.code', FIELDS)],
+    [ctx, 'director.nope', unknownPath('director.nope', FIELDS)],
+    [ctx, 'name.length', unknownPath('name.length', FIELDS)],
+    [ctx, 'Name', unknownPath('Name', FIELDS)],
+    [ctx, 'director.', unknownPath('director.', FIELDS)],
+    [ctx, '.name', unknownPath('.name', FIELDS)],
     [ctx, 'director.mentor.name', TOO_DEEP],
     [ctx, 'director.mentor.mentor.name', TOO_DEEP],
     [ctx, 'director.mentor.nope', TOO_DEEP],
     [ctx0, 'director.name', TOO_DEEP],
     [ctx0, 'director.id', TOO_DEEP],
     [ctx0, 'studio.title', TOO_DEEP],
-    [ctx0, 'name.x', unknown('name.x', FIELDS0)],
-    [ctx0, 'nope.name', unknown('nope.name', FIELDS0)],
-    [ctx0, 'password.x', unknown('password.x', FIELDS0)]
+    [ctx0, 'name.x', unknownPath('name.x', FIELDS0)],
+    [ctx0, 'nope.name', unknownPath('nope.name', FIELDS0)],
+    [ctx0, 'password.x', unknownPath('password.x', FIELDS0)]
   ]
   for (const [context, name, expected] of cases) {
     const label = `${context.maxJoins} joins: ${name}`
@@ -416,10 +419,10 @@ t.test('__order and __visible_fields refuse unknown, secret and too deep names',
     t.strictSame(caught(() => parseSingleQuery(context, raw({ __visible_fields: ['id', name] }))), expected, `single ${label}`)
   }
   // A lone `-` names nothing.
-  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: '-' }))), unknown('', FIELDS))
-  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: '--name' }))), unknown('-name', FIELDS))
+  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: '-' }))), unknownPath('', FIELDS))
+  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: '--name' }))), unknownPath('-name', FIELDS))
   // The first bad name is the one named.
-  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: 'name,bad1,bad2' }))), unknown('bad1', FIELDS))
+  t.strictSame(caught(() => parseListQuery(ctx, raw({ __order: 'name,bad1,bad2' }))), unknownPath('bad1', FIELDS))
 })
 
 t.test('the default order on a table keyed by a varchar', async (t) => {
@@ -439,7 +442,7 @@ t.test('a secret primary key still orders the rows, and cannot be named', async 
   t.strictSame(byKey(parseListQuery(vaultCtx, raw({}))), [['token', true, 'token', 0]])
   t.strictSame(byKey(parseListQuery(vaultCtx, raw({ __order: '-label' }))), [['label', true, 'label', 0], ['token', false, 'token', 0]])
   t.equal(parseListQuery(vaultCtx, raw({})).order[0]!.field.column, vault.primaryKey)
-  t.strictSame(caught(() => parseListQuery(vaultCtx, raw({ __order: 'token' }))), unknown('token', ['label']))
+  t.strictSame(caught(() => parseListQuery(vaultCtx, raw({ __order: 'token' }))), unknownPath('token', ['label']))
   t.strictSame(caught(() => parseListQuery(vaultCtx, raw({ token: 'x' }))), unknown('token', ['label']))
 })
 
@@ -559,15 +562,15 @@ t.test('prototype keys as field names and as values: a 400, never a crash', asyn
     }
     for (const key of ['__order', '__visible_fields']) {
       for (const [form, query] of forms(key, name)) {
-        t.strictSame(caught(() => parseListQuery(ctx, query)), unknown(name, FIELDS), `${form}: ${key}=${name}`)
+        t.strictSame(caught(() => parseListQuery(ctx, query)), unknownPath(name, FIELDS), `${form}: ${key}=${name}`)
       }
       for (const [form, query] of forms(key, `-${name}`)) {
-        const expected = key === '__order' ? unknown(name, FIELDS) : unknown(`-${name}`, FIELDS)
+        const expected = key === '__order' ? unknownPath(name, FIELDS) : unknownPath(`-${name}`, FIELDS)
         t.strictSame(caught(() => parseListQuery(ctx, query)), expected, `${form}: ${key}=-${name}`)
       }
-      t.strictSame(caught(() => parseListQuery(ctx, raw({ [key]: `director.${name}` }))), unknown(`director.${name}`, FIELDS), `${key}=director.${name}`)
+      t.strictSame(caught(() => parseListQuery(ctx, raw({ [key]: `director.${name}` }))), unknownPath(`director.${name}`, FIELDS), `${key}=director.${name}`)
     }
-    t.strictSame(caught(() => parseSingleQuery(ctx, raw({ __visible_fields: name }))), unknown(name, FIELDS), `single: __visible_fields=${name}`)
+    t.strictSame(caught(() => parseSingleQuery(ctx, raw({ __visible_fields: name }))), unknownPath(name, FIELDS), `single: __visible_fields=${name}`)
     t.strictSame(
       caught(() => filters({ rating__operator: name })),
       bad('QS_UNKNOWN_OPERATOR', `${JSON.stringify(name)} is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.`),
@@ -588,7 +591,7 @@ t.test('prototype keys as field names and as values: a 400, never a crash', asyn
   t.strictSame(caught(() => parseListQuery(ctx, parsed)), unknown('__proto__'))
   t.strictSame(caught(() => parseFilterQuery(ctx, parsed)), unknown('__proto__'))
   t.strictSame(caught(() => parseIdsQuery(ctx, parsed)), unknown('__proto__', ['search', 'limit', 'offset']))
-  t.strictSame(caught(() => parseListQuery(ctx, JSON.parse('{"__order": "__proto__"}'))), unknown('__proto__', FIELDS))
+  t.strictSame(caught(() => parseListQuery(ctx, JSON.parse('{"__order": "__proto__"}'))), unknownPath('__proto__', FIELDS))
   t.strictSame(caught(() => parseListQuery(ctx, JSON.parse('{"__proto__": {"name": "x"}}'))), unknown('__proto__'))
   // Inherited keys are never read as parameters.
   const inherited = Object.create({ name: 'x', __order: 'nope', __page: '0', search: 'y' }) as RawQuery
