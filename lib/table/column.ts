@@ -104,7 +104,14 @@ function build (type: ColumnType, options: ColumnOptions, extra: Partial<ColumnS
 
 type Bare = Omit<ColumnOptions, 'choices'>
 
-/** Column builders, one per type of SPEC §2.2. */
+/**
+ * Column builders, one per type of SPEC §2.2.
+ * @example
+ * column.varchar({ length: 100, required: true, unique: true })
+ * column.numeric({ digits: [12, 2], null: true })
+ * column.foreignKey((): Table => director, { onDelete: 'restrict' })
+ * column.array(column.array(column.integer()))
+ */
 export const column = {
   serial: <O extends Bare = {}>(options?: O): Built<number, O> => build('serial', options ?? {}),
   integer: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('integer', options ?? {}),

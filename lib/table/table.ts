@@ -109,7 +109,13 @@ function parseReadable (table: string, columns: ReadonlyMap<string, TableColumn>
 
 /**
  * Defines a table. Column keys are the database column names and the wire names. A table
- * without a `primaryKey: true` column gets an `id` Serial.
+ * without a `primaryKey: true` column gets an `id` Serial. A bad definition throws here,
+ * naming the table and column.
+ * @example
+ * const director = defineTable('director', {
+ *   name: column.varchar({ length: 100, required: true, unique: true })
+ * }, { readable: 'name', helpText: 'People who direct movies' })
+ * type Director = RowOf<typeof director> // { id: number, name: string }
  */
 export function defineTable<C extends Record<string, AnyColumn>> (name: string, columns: C, options: TableOptions = {}): Table<WithPrimary<C>> {
   checkIdentifier(name, null, name)
