@@ -18,7 +18,7 @@ import {
 import { compileCount, compileIds, compileList, compileSingle, shapeRow, TOTAL, type SelectStatement, type Shape, type Statement } from '../lib/sql/select.js'
 import { statementName } from '../lib/sql/statements.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate } from '../lib/sql/write.js'
-import { allTables, isTable, targetOf, type Table, type TableColumn } from '../lib/table/table.js'
+import { referencesTo, type TableColumn } from '../lib/table/table.js'
 import { toDatabase, ValueError, writeDefault } from '../lib/values/write.js'
 import { hashPassword } from '../lib/auth/password.js'
 import { userTable } from '../lib/auth/tables.js'
@@ -30,111 +30,11 @@ import {
 import { createSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument } from '../schemas/row.js'
 import { shapeSchema } from '../schemas/shape.js'
 import { errorHandler, sendError } from './errors.js'
+import { checkOptions, fail, OPERATIONS, type Crud, type Hook, type Operation, type Row, type TableCrudOptions } from './table-crud-options.js'
 
-export type Row = Record<string, unknown>
+export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, Validators } from './table-crud-options.js'
 
-/** What validators get as their first argument: the table and the options in force. */
-export interface Crud {
-  readonly table: Table
-  readonly readOnly: boolean
-  readonly allowBulkDelete: boolean
-  readonly pageSize: number
-  readonly maxPageSize: number
-  readonly excludeSecrets: boolean
-  readonly maxJoins: number
-}
-
-export type Validator = (crud: Crud, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
-
-const OPERATIONS = [
-  'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
-  'deleteAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount'
-] as const
-type Operation = Exclude<typeof OPERATIONS[number], 'every'>
-
-export type Validators = { [K in typeof OPERATIONS[number]]?: Validator[] } & { extraContext?: Record<string, unknown> }
-
-export interface HookContext { request: FastifyRequest }
-export type Hook =
-  | { hookType: 'preSave', callable: (row: Row, context: HookContext) => Row | Promise<Row> }
-  | { hookType: 'prePatch', callable: (id: unknown, values: Row, context: HookContext) => Row | Promise<Row> }
-  | { hookType: 'preDelete', callable: (id: unknown, context: HookContext) => void | Promise<void> }
-
-export interface TableCrudOptions {
-  /** The table to expose. */
-  table: Table
-  /** Only GET and HEAD; other methods answer 405. Default true. */
-  readOnly?: boolean
-  /** DELETE `/` deletes the rows matching the filters. Default false. */
-  allowBulkDelete?: boolean
-  /** Rows per page by default. Default 15. */
-  pageSize?: number
-  /** Largest `__page_size` (and `/ids/` limit). Default 1000. */
-  maxPageSize?: number
-  /** Secret columns are never selected, returned or filtered on. Default true. */
-  excludeSecrets?: boolean
-  validators?: Validators
-  /** Merged into the `extra` member of `/schema/`. */
-  schemaExtra?: Record<string, unknown>
-  /** Join depth allowed in `__visible_fields` and `__order`. Default 0. */
-  maxJoins?: number
-  hooks?: Hook[]
-  /** Milliseconds a statement may take before the request is a 503. Default 30000. */
-  queryTimeout?: number
-}
-
-const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
 const WRITE_METHODS: HTTPMethods[] = ['POST', 'PUT', 'PATCH', 'DELETE']
-
-function fail (message: string): never {
-  throw new Error(`tableCrud: ${message}`)
-}
-
-function checkOptions (options: TableCrudOptions): Required<Omit<TableCrudOptions, 'schemaExtra' | 'validators'>> & Pick<TableCrudOptions, 'schemaExtra' | 'validators'> {
-  if (!isTable(options.table)) fail('`table` must be a table made by defineTable')
-  const bool = (name: keyof TableCrudOptions, fallback: boolean): boolean => {
-    const value = options[name] ?? fallback
-    if (typeof value !== 'boolean') fail(`\`${name}\` must be a boolean`)
-    return value
-  }
-  const int = (name: keyof TableCrudOptions, fallback: number, min: number): number => {
-    const value = options[name] ?? fallback
-    if (!Number.isInteger(value) || (value as number) < min) fail(`\`${name}\` must be an integer of ${min} or more`)
-    return value as number
-  }
-  const checked = {
-    table: options.table,
-    readOnly: bool('readOnly', true),
-    allowBulkDelete: bool('allowBulkDelete', false),
-    excludeSecrets: bool('excludeSecrets', true),
-    pageSize: int('pageSize', 15, 1),
-    maxPageSize: int('maxPageSize', 1000, 1),
-    maxJoins: int('maxJoins', 0, 0),
-    queryTimeout: int('queryTimeout', 30000, 1),
-    hooks: options.hooks ?? [],
-    validators: options.validators,
-    schemaExtra: options.schemaExtra
-  }
-  if (checked.pageSize > checked.maxPageSize) fail('`pageSize` must not exceed `maxPageSize`')
-  if (!Array.isArray(checked.hooks)) fail('`hooks` must be an array')
-  for (const hook of checked.hooks) {
-    if (!HOOK_TYPES.has(hook?.hookType) || typeof hook.callable !== 'function') fail('each hook must be { hookType: preSave | prePatch | preDelete, callable: function }')
-  }
-  const validators = options.validators ?? {}
-  if (typeof validators !== 'object' || validators === null) fail('`validators` must be an object')
-  for (const [name, list] of Object.entries(validators)) {
-    if (name === 'extraContext') {
-      if (typeof list !== 'object' || list === null) fail('`validators.extraContext` must be an object')
-    } else if (!(OPERATIONS as readonly string[]).includes(name)) {
-      fail(`\`validators.${name}\` is not a validator list: use ${OPERATIONS.join(', ')}`)
-    } else if (!Array.isArray(list) || !list.every((v) => typeof v === 'function')) {
-      fail(`\`validators.${name}\` must be an array of functions`)
-    }
-  }
-  const extra = options.schemaExtra
-  if (extra !== undefined && (typeof extra !== 'object' || extra === null || Array.isArray(extra))) fail('`schemaExtra` must be an object')
-  return checked
-}
 
 /** A Fastify validator compiler: bodies by our own Ajv, query strings by our parser, params as they come. */
 function compilers (ajv: Ajv, parse: ((raw: RawQuery) => unknown) | null): FastifySchemaCompiler<FastifySchema> {
@@ -400,7 +300,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
     schema: { tags, summary: `Foreign keys pointing at ${table.name}`, response: { 200: ReferencesResponse, ...errors } },
     handler: async (request) => {
       await validate('getReferences', request)
-      return { references: references(table) }
+      return { references: referencesTo(table) }
     }
   })
 
@@ -644,21 +544,3 @@ async function guarded<T> (fn: () => Promise<T>, otherwise: (error: unknown) => 
 }
 
 const hookError = (error: unknown): Error => new TABLECRUD_ERR_HOOK(error instanceof Error ? error.message : String(error))
-
-/** Every ForeignKey of every defined table that points at `table` (SPEC §6.16). */
-function references (table: Table): Array<{ tableName: string, columnName: string }> {
-  const out: Array<{ tableName: string, columnName: string }> = []
-  for (const other of allTables()) {
-    for (const column of other.columns) {
-      if (column.type !== 'foreignKey') continue
-      let target: Table
-      try {
-        target = targetOf(other, column)
-      } catch {
-        continue
-      }
-      if (target === table) out.push({ tableName: other.name, columnName: column.name })
-    }
-  }
-  return out
-}

@@ -157,3 +157,24 @@ export function targetOf (table: Table, column: TableColumn): Table {
 export function visibleColumns (table: Table, exclude: boolean): readonly TableColumn[] {
   return exclude ? table.columns.filter((c) => !c.secret) : table.columns
 }
+
+/**
+ * Every ForeignKey of every defined table that points at `table` (SPEC §6.16). A table whose
+ * thunk does not resolve is passed over: it cannot point here, and must not break this.
+ */
+export function referencesTo (table: Table): Array<{ tableName: string, columnName: string }> {
+  const out: Array<{ tableName: string, columnName: string }> = []
+  for (const other of allTables()) {
+    for (const column of other.columns) {
+      if (column.type !== 'foreignKey') continue
+      let target: Table
+      try {
+        target = targetOf(other, column)
+      } catch {
+        continue
+      }
+      if (target === table) out.push({ tableName: other.name, columnName: column.name })
+    }
+  }
+  return out
+}
