@@ -51,21 +51,32 @@ function withChoices (schema: TSchema, choices: ReadonlyMap<string, NormalizedCh
 function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
   if (column.type === 'array') {
     const element = column.element!
-    return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices)))
+    return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices), mode))
   }
   return withChoices(scalarSchema(table, column, mode), choices, mode)
 }
 
 /** `anyOf [<type>, null]` (SPEC §2.8); a plain union (Numeric in) gains the null branch rather than nesting. */
-function nullable (column: ColumnSpec, schema: TSchema): TSchema {
+/**
+ * A value or null, for serialising: `type: [t, 'null']` where the value has one plain type, which
+ * fast-json-stringify writes about a third faster than anyOf.
+ */
+function orNullOut (schema: TSchema): TSchema {
+  if (typeof schema.type !== 'string' || schema.type === 'array') return Type.Union([schema, Type.Null()])
+  return Type.Unsafe({ ...JSON.parse(JSON.stringify(schema)), type: [schema.type, 'null'] })
+}
+
+/** In, nullable is anyOf with null: what /schema/ shows (SPEC §2.8). */
+function nullable (column: ColumnSpec, schema: TSchema, mode: Mode): TSchema {
   if (!column.nullable) return schema
+  if (mode === 'out') return orNullOut(schema)
   const branches = KindGuard.IsUnion(schema) && schema.enum === undefined ? schema.anyOf : [schema]
   return Type.Union([...branches, Type.Null()])
 }
 
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */
 export function valueSchema (table: Table, column: TableColumn | ColumnSpec, mode: Mode): TSchema {
-  return nullable(column, bareSchema(table, column, mode, column.choices))
+  return nullable(column, bareSchema(table, column, mode, column.choices), mode)
 }
 
 function choicesOf (column: ColumnSpec): Record<string, { display_name: string, value: unknown }> | null {
@@ -235,7 +246,7 @@ export function newRowSchema (table: Table, excludeSecrets: boolean): TObject {
   const properties: TProperties = {}
   for (const column of visibleColumns(table, excludeSecrets)) {
     const schema = valueSchema(table, column, 'out')
-    properties[column.name] = !column.nullable && newValue(column) === null ? Type.Union([schema, Type.Null()]) : schema
+    properties[column.name] = !column.nullable && newValue(column) === null ? orNullOut(schema) : schema
   }
   return Type.Object(properties, { title: `${pascalName(table)}New` })
 }

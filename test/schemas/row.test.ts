@@ -16,6 +16,8 @@ const addFormats = formats.default
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
 
 const INT = { minimum: -2147483648, maximum: 2147483647, type: 'integer' }
+/** A nullable value out: `type: [t, 'null']`, which fast-json-stringify writes faster than anyOf. */
+const orNull = (schema: { type: string, [k: string]: unknown }): object => ({ ...schema, type: [schema.type, 'null'] })
 const NULL = { type: 'null' }
 const extra = (members: Record<string, unknown> = {}): Record<string, unknown> =>
   ({ help_text: null, choices: null, secret: false, nullable: false, unique: false, ...members })
@@ -72,7 +74,7 @@ t.test('valueSchema: every column type, in and out', async (t) => {
       { type: 'array', items: { type: 'array', items: { maxLength: 5, type: 'string' } } }],
     ['nullable array of arrays of nullable integers', column.array(column.array(column.integer({ null: true })), { null: true }), 'in',
       { anyOf: [{ type: 'array', items: { type: 'array', items: { anyOf: [INT, NULL] } } }, NULL] }],
-    ['nullable integer', column.integer({ null: true }), 'out', { anyOf: [INT, NULL] }],
+    ['nullable integer', column.integer({ null: true }), 'out', orNull(INT)],
     ['nullable numeric in: one flat anyOf', column.numeric({ digits: [5, 2], null: true }), 'in',
       { anyOf: [{ type: 'number' }, { pattern: DECIMAL_PATTERN, type: 'string' }, NULL] }],
     ['choices in', column.varchar({ length: 10, choices: { a: 'x', b: 'y' } }), 'in', { enum: ['x', 'y'], maxLength: 10, type: 'string' }],
@@ -105,10 +107,10 @@ t.test('the decimal and timestamp patterns', async (t) => {
 const movieRow = {
   id: INT,
   name: { maxLength: 100, type: 'string' },
-  rating: { anyOf: [{ type: 'number' }, NULL] },
-  box_office: { anyOf: [{ type: 'string' }, NULL] },
-  released: { anyOf: [{ type: 'string' }, NULL] },
-  director: { anyOf: [INT, NULL] },
+  rating: orNull({ type: 'number' }),
+  box_office: orNull({ type: 'string' }),
+  released: orNull({ type: 'string' }),
+  director: orNull(INT),
   tags: { type: 'array', items: { maxLength: 20, type: 'string' } },
   genre: { maxLength: 20, type: 'string' },
   synopsis: { type: 'string' },
@@ -125,8 +127,8 @@ t.test('rowSchema: every visible column, none required, secrets as asked', async
   const withSecrets = plain(rowSchema(movie, false)) as { properties: Record<string, unknown> }
   t.strictSame(Object.keys(withSecrets.properties),
     ['id', 'name', 'rating', 'box_office', 'released', 'director', 'tags', 'contact', 'genre', 'synopsis', 'seen', 'grid', 'director_readable'])
-  t.strictSame(withSecrets.properties.contact, { anyOf: [{ type: 'string' }, NULL] })
-  t.strictSame(plain(rowSchema(movieRole, true)), { title: 'MovieRoleRow', type: 'object', properties: { id: INT, body: { anyOf: [{ type: 'string' }, NULL] } } })
+  t.strictSame(withSecrets.properties.contact, orNull({ type: 'string' }))
+  t.strictSame(plain(rowSchema(movieRole, true)), { title: 'MovieRoleRow', type: 'object', properties: { id: INT, body: orNull({ type: 'string' }) } })
 })
 
 t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', async (t) => {
@@ -141,7 +143,7 @@ t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', asy
     type: 'object',
     properties: {
       ...movieRow,
-      director: { anyOf: [INT, personRow({ anyOf: [INT, NULL] }), NULL] },
+      director: { anyOf: [INT, personRow(orNull(INT)), NULL] },
       director_readable: { anyOf: [{ type: 'string' }, NULL] }
     }
   })
@@ -153,7 +155,7 @@ t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', asy
       properties: {
         id: INT,
         name: { maxLength: 50, type: 'string' },
-        boss: { anyOf: [INT, personRow({ anyOf: [INT, NULL] }, { password }), NULL] },
+        boss: { anyOf: [INT, personRow(orNull(INT), { password }), NULL] },
         country: { anyOf: [{ maxLength: 2, type: 'string' }, { title: 'CountryRow', type: 'object', properties: { code: { maxLength: 2, type: 'string' }, name: { maxLength: 100, type: 'string' } } }] },
         password
       }
@@ -164,7 +166,7 @@ t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', asy
 
 t.test('rowSchema: no <fk>_readable where a column already has that name', async (t) => {
   const clash = defineTable('clash', { owner: column.foreignKey(person), owner_readable: column.integer() })
-  t.strictSame(plain(rowSchema(clash, true)).properties, { id: INT, owner: { anyOf: [INT, NULL] }, owner_readable: INT })
+  t.strictSame(plain(rowSchema(clash, true)).properties, { id: INT, owner: orNull(INT), owner_readable: INT })
 })
 
 const createProperties = {
@@ -459,7 +461,6 @@ t.test('newRow: a default it cannot format is passed on as declared (createTable
 })
 
 t.test('newRowSchema: every key, null where the default is', async (t) => {
-  const orNull = (schema: object): object => ({ anyOf: [schema, NULL] })
   t.strictSame(plain(newRowSchema(defaults, true)), {
     title: 'DefaultsNew',
     type: 'object',
