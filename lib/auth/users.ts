@@ -1,7 +1,8 @@
-import { quoteIdent } from '../sql/identifier.js'
+import * as sql from '../sql/auth.js'
+import type { Statement } from '../sql/select.js'
 import type { Table } from '../table/index.js'
 import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './password.js'
-import { AUTH_COLUMNS, tokenTable, userTable } from './tables.js'
+import { AUTH_COLUMNS } from './tables.js'
 import { generateToken } from './token.js'
 
 /**
@@ -69,10 +70,10 @@ export interface CreateUserOptions {
   bcryptCost?: number
 }
 
-const q = quoteIdent
-const USER = q(userTable.name)
-const TOKEN = q(tokenTable.name)
-const ROW_COLUMNS = userTable.columns.filter((c) => !c.secret).map((c) => q(c.name)).join(', ')
+/** Runs a statement of lib/sql/auth.ts. */
+async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
+  return await db.query(statement.text, statement.values as unknown[])
+}
 
 /**
  * Creates a user of the built-in user table with a hashed password, and resolves to the row
@@ -83,12 +84,8 @@ const ROW_COLUMNS = userTable.columns.filter((c) => !c.secret).map((c) => q(c.na
 export async function createUser (db: AuthDb, user: NewUser, options: CreateUserOptions = {}): Promise<UserRow> {
   if (typeof user.username !== 'string' || user.username === '') throw new Error('createUser: username must be a non-empty string')
   const hash = await hashPassword(user.password, options.bcryptCost)
-  const { rows } = await db.query(
-    `INSERT INTO ${USER} (${['username', 'password', 'email', 'first_name', 'last_name', 'active', 'admin', 'superuser'].map(q).join(', ')})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${ROW_COLUMNS}`,
-    [user.username, hash, user.email ?? null, user.first_name ?? null, user.last_name ?? null,
-      user.active ?? true, user.admin ?? false, user.superuser ?? false]
-  )
+  const { rows } = await run(db, sql.insertUser([user.username, hash, user.email ?? null, user.first_name ?? null,
+    user.last_name ?? null, user.active ?? true, user.admin ?? false, user.superuser ?? false]))
   return rows[0] as UserRow
 }
 
@@ -99,20 +96,20 @@ export async function createUser (db: AuthDb, user: NewUser, options: CreateUser
  */
 export async function createToken (db: AuthDb, userId: number): Promise<string> {
   const token = generateToken()
-  await db.query(`INSERT INTO ${TOKEN} (${q('token')}, ${q('user')}) VALUES ($1, $2)`, [token, userId])
+  await run(db, sql.insertToken(token, userId))
   return token
 }
 
 /** The id of the built-in user table's user called `username`, or null. */
 export async function userIdOf (db: AuthDb, username: string): Promise<number | null> {
-  const { rows } = await db.query(`SELECT ${q('id')} FROM ${USER} WHERE ${q('username')} = $1`, [username])
+  const { rows } = await run(db, sql.userIdByName(username))
   return rows.length === 0 ? null : rows[0].id
 }
 
 /** Sets a user's password; resolves to false when there is no such user. */
 export async function setPassword (db: AuthDb, username: string, password: string, bcryptCost?: number): Promise<boolean> {
   const hash = await hashPassword(password, bcryptCost)
-  const { rows } = await db.query(`UPDATE ${USER} SET ${q('password')} = $1 WHERE ${q('username')} = $2 RETURNING ${q('id')}`, [hash, username])
+  const { rows } = await run(db, sql.updatePassword(username, hash))
   return rows.length === 1
 }
 
@@ -121,9 +118,6 @@ export function authTableProblem (table: Table): string | null {
   const missing = AUTH_COLUMNS.filter((name) => !table.columnMap.has(name))
   return missing.length === 0 ? null : `the table ${table.name} has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`
 }
-
-const userColumns = (table: Table, alias = ''): string =>
-  [`${alias}${q(table.primaryKey.name)} AS ${q('id')}`, ...['username', 'active', 'admin', 'superuser'].map((c) => `${alias}${q(c)}`)].join(', ')
 
 const asAuthUser = (row: Record<string, any>): AuthUser =>
   ({ id: row.id, username: row.username, active: row.active, admin: row.admin, superuser: row.superuser })
@@ -142,7 +136,7 @@ export async function checkLogin (db: AuthDb, table: Table, username: string, pa
   // PostgreSQL refuses text with NUL; no username can hold one.
   const { rows } = username.includes('\0')
     ? { rows: [] }
-    : await db.query(`SELECT ${userColumns(table)}, ${q('password')} FROM ${q(table.name)} WHERE ${q('username')} = $1`, [username])
+    : await run(db, sql.userForLogin(table, username))
   if (rows.length === 0) {
     await verifyNobody(password, bcryptCost)
     return null
@@ -154,25 +148,23 @@ export async function checkLogin (db: AuthDb, table: Table, username: string, pa
 
 /** Sets `last_login` to now (UTC) after a successful login. */
 export async function recordLogin (db: AuthDb, table: Table, id: number | string): Promise<void> {
-  await db.query(`UPDATE ${q(table.name)} SET ${q('last_login')} = (now() AT TIME ZONE 'utc') WHERE ${q(table.primaryKey.name)} = $1`, [id])
+  await run(db, sql.touchLastLogin(table, id))
 }
 
 /** The active user of `table` with this primary key, or null. */
 export async function activeUserById (db: AuthDb, table: Table, id: number | string): Promise<AuthUser | null> {
-  const { rows } = await db.query(`SELECT ${userColumns(table)} FROM ${q(table.name)} WHERE ${q(table.primaryKey.name)} = $1 AND ${q('active')}`, [id])
+  const { rows } = await run(db, sql.activeUser(table, id))
   return rows.length === 0 ? null : asAuthUser(rows[0])
 }
 
 /** The newest token of a user of the built-in tables, or null. */
 export async function tokenOf (db: AuthDb, userId: number | string): Promise<string | null> {
-  const { rows } = await db.query(`SELECT ${q('token')} FROM ${TOKEN} WHERE ${q('user')} = $1 ORDER BY ${q('id')} DESC LIMIT 1`, [userId])
+  const { rows } = await run(db, sql.latestToken(userId))
   return rows.length === 0 ? null : rows[0].token
 }
 
 /** The active user a token of the built-in token table belongs to, with the stored token, or null. */
 export async function userByToken (db: AuthDb, token: string): Promise<{ user: AuthUser, token: string } | null> {
-  const { rows } = await db.query(
-    `SELECT ${userColumns(userTable, 'u.')}, t.${q('token')} FROM ${TOKEN} t JOIN ${USER} u ON u.${q('id')} = t.${q('user')}
-     WHERE t.${q('token')} = $1 AND u.${q('active')}`, [token])
+  const { rows } = await run(db, sql.userOfToken(token))
   return rows.length === 0 ? null : { user: asAuthUser(rows[0]), token: rows[0].token }
 }
