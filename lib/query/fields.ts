@@ -1,4 +1,4 @@
-import { scalarOf, type ColumnSpec } from '../table/column.js'
+import type { ColumnSpec } from '../table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
 
 export const OPERATORS = Object.freeze(['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null'] as const)
@@ -20,11 +20,6 @@ export function isText (column: ColumnSpec): boolean {
 /** The operators a filter on this column accepts (SPEC §2.3): ordering ones on numbers, dates and keys only. */
 export function operatorsFor (column: ColumnSpec): readonly Operator[] {
   return column.type !== 'array' && ORDERED_TYPES.has(column.type) ? ORDERED : UNORDERED
-}
-
-/** The element type a filter value on this column is parsed as (arrays: their innermost element). */
-export function filterValueColumn (column: ColumnSpec): ColumnSpec {
-  return scalarOf(column)
 }
 
 /** One name `__visible_fields` and `__order` accept: a path of ForeignKeys, then a column. */

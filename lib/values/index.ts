@@ -14,10 +14,6 @@ export function parseInteger (text: string): number | undefined {
   return n >= INT32_MIN && n <= INT32_MAX ? n : undefined
 }
 
-export function isInt32 (n: unknown): n is number {
-  return Number.isInteger(n) && (n as number) >= INT32_MIN && (n as number) <= INT32_MAX
-}
-
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
 
 /** A finite number from a query string. */
@@ -134,13 +130,4 @@ export function formatTimestamp (text: string): string {
 /** The current time in UTC, in the wire form, to the second (what `/new/` offers). */
 export function nowTimestamp (): string {
   return new Date().toISOString().slice(0, 19)
-}
-
-/** Fills `%s` placeholders in order; NULL renders as an empty string (SPEC §2.12). */
-export function renderReadable (template: string, values: readonly unknown[]): string {
-  let i = 0
-  return template.replace(/%s/g, () => {
-    const v = values[i++]
-    return v === null || v === undefined ? '' : String(v)
-  })
 }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import {
-  formatTimestamp, isInt32, nowTimestamp, parseBoolean, parseInteger, parseNumeric, parseReal, parseTimestamp, renderReadable
+  formatTimestamp, nowTimestamp, parseBoolean, parseInteger, parseNumeric, parseReal, parseTimestamp
 } from '../../lib/values/index.js'
 
 t.test('parseInteger', async (t) => {
@@ -32,14 +32,6 @@ t.test('parseInteger', async (t) => {
   ]
   for (const [text, expected] of cases) t.equal(parseInteger(text), expected, JSON.stringify(text))
   t.ok(Object.is(parseInteger('-0'), -0), '-0 is kept as JS reads it')
-})
-
-t.test('isInt32', async (t) => {
-  const cases: Array<[unknown, boolean]> = [
-    [0, true], [2147483647, true], [-2147483648, true], [2147483648, false], [-2147483649, false],
-    [1.5, false], [NaN, false], [Infinity, false], ['1', false], [null, false]
-  ]
-  for (const [value, expected] of cases) t.equal(isInt32(value), expected, String(value))
 })
 
 t.test('parseReal', async (t) => {
@@ -248,25 +240,4 @@ t.test('nowTimestamp: the current UTC time, to the second, without zone', async 
   t.match(now, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/)
   const at = Date.parse(now + 'Z')
   t.ok(at >= before && at <= after, `${now} is now`)
-})
-
-t.test('renderReadable', async (t) => {
-  const cases: Array<[string, unknown[], string]> = [
-    ['%s', ['Alien'], 'Alien'],
-    ['%s (%s)', ['Alien', 1979], 'Alien (1979)'],
-    ['%s as %s', [null, 'Ripley'], ' as Ripley'],
-    ['%s as %s', [undefined, null], ' as '],
-    ['%s', [], ''],
-    ['%s %s', ['only'], 'only '],
-    ['%s', [0], '0'],
-    ['%s', [false], 'false'],
-    ['%s', ['12.50'], '12.50'],
-    ['%s', ['$& $1 $$'], '$& $1 $$'],
-    ['%s', ['%s'], '%s'],
-    ['#%s!', [7], '#7!'],
-    ['no placeholder', ['x'], 'no placeholder']
-  ]
-  for (const [template, values, expected] of cases) {
-    t.equal(renderReadable(template, values), expected, `${template} ${JSON.stringify(values)}`)
-  }
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fieldPaths, filterValueColumn, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath } from '../../../lib/query/fields.js'
+import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath } from '../../../lib/query/fields.js'
 import { column, defineTable, type ColumnSpec, type Table } from '../../../lib/table/index.js'
 
 const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null']
@@ -46,14 +46,6 @@ t.test('operatorsFor and isText, per column type', async (t) => {
     t.ok(Object.isFrozen(operatorsFor(spec)), `the list of ${label} is frozen`)
     t.equal(isText(spec), text, `isText(${label})`)
   }
-})
-
-t.test('filterValueColumn: the innermost element of an array, else the column', async (t) => {
-  const integer = column.integer()
-  const text = column.varchar({ length: 4 })
-  t.equal(filterValueColumn(integer), integer)
-  t.equal(filterValueColumn(column.array(integer)), integer)
-  t.equal(filterValueColumn(column.array(column.array(column.array(text)))), text)
 })
 
 type PathSummary = [string, Array<[string, string]>, string, string]
