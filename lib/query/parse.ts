@@ -304,14 +304,12 @@ export function parseIdsQuery (ctx: QueryContext, raw: RawQuery): IdsQuery {
   }
 }
 
-const INT32_MAX = 2147483647
-
 /** A path id as the primary key's type (SPEC §6.11), or a 400 `The ID is invalid`. */
 export function parseId (table: Table, text: string): number | string {
   const key = table.primaryKey
   if (key.type === 'serial' || key.type === 'integer') {
     const n = parseInteger(text)
-    if (n === undefined || (key.type === 'serial' && n <= 0) || n > INT32_MAX) throw new TABLECRUD_ERR_ID_INVALID()
+    if (n === undefined || (key.type === 'serial' && n <= 0)) throw new TABLECRUD_ERR_ID_INVALID()
     return n
   }
   if (text === '' || text.includes('\0') || (key.type === 'varchar' && [...text].length > key.length!)) throw new TABLECRUD_ERR_ID_INVALID()
