@@ -6,6 +6,7 @@ import { COST_RULE, isCost, resolveCost } from '../lib/auth/password.js'
 import { BEARER_SCHEME_NAME, recordBearerAuth } from '../lib/auth/security.js'
 import { authTableProblem, type AuthDb } from '../lib/auth/users.js'
 import { isTable, type Table } from '../lib/table/index.js'
+import { database } from './database.js'
 import { errorHandler, sendError } from './errors.js'
 import type {} from './auth-types.js'
 
@@ -14,9 +15,7 @@ import type {} from './auth-types.js'
  * that queries (null when nothing will query and it is absent).
  */
 export function databaseOf (fastify: FastifyInstance, plugin: string, needed = true): AuthDb | null {
-  if (fastify.hasDecorator('pg')) return fastify.pg
-  if (needed) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
-  return null
+  return needed || fastify.hasDecorator('pg') ? database(fastify, plugin) : null
 }
 
 /** An Error naming the plugin and the option, for a bad option at registration. */

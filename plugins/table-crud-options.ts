@@ -57,7 +57,7 @@ export interface TableCrudOptions {
 
 const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
 
-export function fail (message: string): never {
+function fail (message: string): never {
   throw new Error(`tableCrud: ${message}`)
 }
 

@@ -29,8 +29,9 @@ import {
 } from '../schemas/responses.js'
 import { createSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument } from '../schemas/row.js'
 import { shapeSchema } from '../schemas/shape.js'
+import { database } from './database.js'
 import { errorHandler, sendError } from './errors.js'
-import { checkOptions, fail, OPERATIONS, type Crud, type Hook, type Operation, type Row, type TableCrudOptions } from './table-crud-options.js'
+import { checkOptions, OPERATIONS, type Crud, type Hook, type Operation, type Row, type TableCrudOptions } from './table-crud-options.js'
 
 export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, Validators } from './table-crud-options.js'
 
@@ -53,8 +54,6 @@ function compilers (ajv: Ajv, parse: ((raw: RawQuery) => unknown) | null): Fasti
   }
 }
 
-const pools = new WeakSet<object>()
-
 /**
  * Exposes one table as a REST API (SPEC §2), in its own encapsulated context: register it once
  * per table with a prefix.
@@ -64,13 +63,7 @@ const pools = new WeakSet<object>()
 export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function tableCrud (fastify, rawOptions) {
   const options = checkOptions(rawOptions)
   const { table, excludeSecrets } = options
-  if (fastify.pg === undefined) fail('register @fastify/postgres first: TableCRUD queries through fastify.pg')
-  const pool = fastify.pg.pool
-  // @fastify/postgres adds no 'error' listener: a dropped idle connection would kill the process.
-  if (pool !== undefined && !pools.has(pool) && pool.listenerCount('error') === 0) {
-    pools.add(pool)
-    pool.on('error', (error) => fastify.log.warn({ err: error }, 'idle PostgreSQL connection lost'))
-  }
+  const pg = database(fastify, 'tableCrud')
 
   const ctx = queryContext(table, options)
   const crud: Crud = Object.freeze({
@@ -131,7 +124,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
    * in flight rejects as well, which is how the request learns of it.
    */
   async function checkout (): Promise<PoolClient> {
-    const connection = await fastify.pg.connect()
+    const connection = await pg.connect()
     const ignore = (): void => {}
     connection.on('error', ignore)
     const release = connection.release.bind(connection)

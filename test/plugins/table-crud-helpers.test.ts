@@ -451,7 +451,7 @@ t.test('@fastify/postgres must be registered first', async (t) => {
   const app = Fastify()
   t.teardown(async () => await app.close().catch(() => undefined))
   app.register(tableCrud, { table: movie, prefix: '/movies' })
-  await t.rejects(async () => { await app.ready() }, { message: 'tableCrud: register @fastify/postgres first: TableCRUD queries through fastify.pg' })
+  await t.rejects(async () => { await app.ready() }, { message: 'tableCrud: register @fastify/postgres before this plugin (it uses fastify.pg)' })
 })
 
 t.test('registration does not query the database; requests then get 503s with Retry-After', async (t) => {
