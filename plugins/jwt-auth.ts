@@ -5,6 +5,7 @@ import {
   TABLECRUD_ERR_AUTH_TOKEN_REVOKED, TABLECRUD_ERR_AUTH_USER_NOT_FOUND
 } from '../lib/errors.js'
 import { userTable } from '../lib/auth/tables.js'
+import { isInt32 } from '../lib/values/index.js'
 import { activeUserById, type AuthUser } from '../lib/auth/users.js'
 import type { Table } from '../lib/table/index.js'
 import { databaseOf, fail, optionError, privateJwt, protectContext, refuse, secretProblem, tableOption } from './auth-common.js'
@@ -32,13 +33,10 @@ const NAME = 'jwtAuth'
 /** Three base64url segments, unpadded: anything else (padding, spaces, `alg: none`'s empty signature) is not a JWS. */
 const JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
 
-const INT_MIN = -(2 ** 31)
-const INT_MAX = 2 ** 31 - 1
-
 /** Whether `id` can be a value of the table's primary key, so the lookup cannot fail on its type. */
 function idChecker (table: Table): (id: unknown) => id is number | string {
   return table.primaryKey.type === 'serial' || table.primaryKey.type === 'integer'
-    ? (id): id is number => Number.isInteger(id) && (id as number) >= INT_MIN && (id as number) <= INT_MAX
+    ? isInt32
     : (id): id is string => typeof id === 'string' && !id.includes('\0')
 }
 

@@ -2,14 +2,14 @@ import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/ty
 import { scalarOf } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
+import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
 
 /*
  * Documentation only: the plugin parses query strings itself (unknown keys, repeats, case-free
  * booleans), so these schemas describe the parameters for OpenAPI without validating them.
  */
 
-/** The boolean spellings of SPEC §2.2; any case is accepted, the enum lists the lower case. */
-export const BOOLEAN_SPELLINGS = Object.freeze(['true', 'false', '1', '0', 't', 'f', 'yes', 'no'])
+export { BOOLEAN_SPELLINGS }
 
 function stringEnum (values: readonly string[], description: string): TSchema {
   return Type.Unsafe<string>({ type: 'string', enum: [...values], description })

@@ -2,20 +2,18 @@ import { CloneType, KindGuard, Type, type TObject, type TProperties, type TSchem
 import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
-import { formatTimestamp, nowTimestamp, parseNumeric, parseTimestamp } from '../lib/values/index.js'
+import { typeDefault } from '../lib/values/write.js'
+import { DECIMAL_TEXT, formatTimestamp, nowTimestamp, parseNumeric, parseTimestamp, TIMESTAMP_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
 
 const INT32 = { minimum: -2147483648, maximum: 2147483647 } as const
 
-/** What `parseNumeric` takes from a string, without its leniency for surrounding blanks. */
-export const DECIMAL_PATTERN = '^[+-]?(\\d+(\\.\\d*)?|\\.\\d+)$'
+/** What a Numeric body string may look like; precision and scale are checked in code. */
+export const DECIMAL_PATTERN = DECIMAL_TEXT.source
 
-/**
- * The shape `parseTimestamp` takes: an ISO 8601 date, or date-time with an optional zone. The
- * calendar (no 31 February) is checked in code, where the value is parsed.
- */
-export const TIMESTAMP_PATTERN = '^\\d{4}-\\d{2}-\\d{2}([T ]\\d{2}:\\d{2}(:\\d{2}([.,]\\d+)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?)?$'
+/** An ISO 8601 date or date-time: the pattern `parseTimestamp` reads, which also checks the calendar. */
+export const TIMESTAMP_PATTERN = TIMESTAMP_IN.source
 
 /** `movie_role` -> `MovieRole`: schema titles stand in for `$id`s (SPEC: no `$id`). */
 export function pascalName (table: Table): string {
@@ -216,22 +214,10 @@ function wireDefault (column: ColumnSpec, value: unknown): unknown {
   }
 }
 
-function typeDefault (column: ColumnSpec): unknown {
-  switch (column.type) {
-    case 'varchar': case 'text': return ''
-    case 'integer': case 'real': return 0
-    case 'numeric': return parseNumeric(0, column.digits![0], column.digits![1])
-    case 'boolean': return false
-    case 'timestamp': return nowTimestamp()
-    case 'array': return []
-    // ForeignKey and Email have no sensible blank value; a Serial is the database's to assign.
-    default: return null
-  }
-}
-
 function newValue (column: TableColumn): unknown {
   if (column.primaryKey) return null
-  return column.hasDefault ? wireDefault(column, column.default) : typeDefault(column)
+  // The type default even for a nullable column (SPEC §6.5), in the wire form: "0.00", not 0.
+  return wireDefault(column, column.hasDefault ? column.default : typeDefault(column))
 }
 
 /** The body of GET `/new/` (SPEC §2.8, §6.5): a default for each column; the time is taken per call. */

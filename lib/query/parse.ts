@@ -7,7 +7,7 @@ import {
 } from '../errors.js'
 import { scalarOf, type ColumnSpec } from '../table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
-import { parseBoolean, parseInteger, parseReal, parseTimestamp } from '../values/index.js'
+import { DECIMAL_TEXT, parseBoolean, parseInteger, parseReal, parseTimestamp } from '../values/index.js'
 import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 
 /** What Fastify's query-string parser gives: repeated keys become arrays. */
@@ -116,14 +116,12 @@ function flag (key: string, value: string | string[] | undefined): boolean {
   return parsed
 }
 
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/
-
 /** A filter value for a column of this type, or undefined when it is not one. */
 function parseScalar (table: Table, column: ColumnSpec & { name?: string }, text: string): unknown {
   switch (column.type) {
     case 'serial': case 'integer': return parseInteger(text)
     case 'real': return parseReal(text)
-    case 'numeric': return DECIMAL.test(text) ? text : undefined
+    case 'numeric': return DECIMAL_TEXT.test(text) ? text : undefined
     case 'boolean': return parseBoolean(text)
     case 'timestamp': return parseTimestamp(text)
     case 'foreignKey': return parseScalar(table, targetOf(table, column as TableColumn).primaryKey, text)

@@ -11,8 +11,15 @@ const INT32_MAX = 2147483647
 export function parseInteger (text: string): number | undefined {
   if (!INT.test(text)) return undefined
   const n = Number(text)
-  return n >= INT32_MIN && n <= INT32_MAX ? n : undefined
+  return isInt32(n) ? n : undefined
 }
+
+export function isInt32 (n: unknown): n is number {
+  return Number.isInteger(n) && (n as number) >= INT32_MIN && (n as number) <= INT32_MAX
+}
+
+/** A plain decimal, as a filter value or a Numeric body string takes it: no exponent, no blanks. */
+export const DECIMAL_TEXT = /^[+-]?(\d+\.?\d*|\.\d+)$/
 
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
 
@@ -24,9 +31,12 @@ export function parseReal (text: string): number | undefined {
 }
 
 const BOOLEANS = new Map([
-  ['true', true], ['t', true], ['yes', true], ['1', true],
-  ['false', false], ['f', false], ['no', false], ['0', false]
+  ['true', true], ['false', false], ['1', true], ['0', false],
+  ['t', true], ['f', false], ['yes', true], ['no', false]
 ])
+
+/** The boolean spellings of SPEC §2.2, lower case (any case is taken). */
+export const BOOLEAN_SPELLINGS: readonly string[] = Object.freeze([...BOOLEANS.keys()])
 
 /** `true false 1 0 t f yes no`, any case. */
 export function parseBoolean (text: string): boolean | undefined {
@@ -78,7 +88,8 @@ function numberToPlain (n: number): string {
   return sign + digits + '0'.repeat(point - digits.length)
 }
 
-const TIMESTAMP_IN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
+/** An ISO 8601 date or date-time with an optional zone; the calendar is checked by parseTimestamp. */
+export const TIMESTAMP_IN = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,6})\d*)?)?(Z|[+-]\d{2}(?::?\d{2})?)?)?$/
 
 /**
  * An ISO 8601 date-time or date, as the `YYYY-MM-DD HH:MM:SS.ffffff` text PostgreSQL takes for

@@ -33,7 +33,11 @@ export function toDatabase (column: ColumnSpec, value: unknown): unknown {
   }
 }
 
-function typeDefault (column: ColumnSpec): unknown {
+/**
+ * The default of a column's type (SPEC §6.2): blank text, zero, false, now, an empty array;
+ * null where a type has none (ForeignKey, Email, Serial).
+ */
+export function typeDefault (column: ColumnSpec): unknown {
   switch (column.type) {
     case 'varchar': case 'text': return ''
     case 'integer': case 'real': case 'numeric': return 0
