@@ -2,5 +2,5 @@ import neostandard from 'neostandard'
 
 export default neostandard({
   ts: true,
-  ignores: ['dist/**', 'coverage/**', '.tap/**']
+  ignores: ['dist/**', 'coverage/**', '.tap/**', 'bench/.build/**']
 })

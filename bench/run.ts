@@ -1,107 +1,113 @@
 /**
- * Requests per second of TableCRUD against a hand-written Fastify + pg handler that runs the
- * same SQL on the same data, in one run: the ratio is the figure that matters (DESIGN §4).
+ * TableCRUD against a hand-written Fastify + pg server running the same SQL, each in its own
+ * process, in one run (DESIGN §4, issue 17): req/s and server CPU µs per request per case,
+ * idle and peak RSS, and start-up with 20 tables. Needs PostgreSQL at DATABASE_URL.
  *
- *   npm run bench                       # on DATABASE_URL, or the embedded server
- *   BENCH_SECONDS=10 npm run bench
+ *   npm run bench                        # 5 s a run; writes docs/bench.svg and docs/bench-results.md
+ *   npm run bench:quick                  # 1 s a run, 10,000 rows, writes nothing: a smoke run
+ *   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 npm run bench
+ *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
  *
- * Each scenario runs four times, ABBA, and reports the means.
+ * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
+ * and the means compared, so drift over the run falls on both sides alike. The last table is
+ * the cost of the `rateLimit` plugin on the list (bench/rate-limit.ts).
  */
-import Fastify, { type FastifyInstance } from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
-import autocannon from 'autocannon'
+import { writeFileSync } from 'node:fs'
 import pg from 'pg'
-import { column, createTables, defineTable, dropTables, startEmbeddedPostgres, tableCrud } from '../index.js'
+import { cases, drop, MOVIES, seed, TABLES } from './cases.js'
+import { chart, type Group } from './chart.js'
+import { rateLimitCost } from './rate-limit.js'
+import { buildServers, memory, run, startServer, type Run, type Server } from './measure.js'
+
+if (process.argv.includes('keyset')) {
+  await import('./keyset.js')
+  process.exit(0)
+}
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
+const write = process.env.BENCH_WRITE !== '0'
+const connectionString = process.env.DATABASE_URL
+if (connectionString === undefined) throw new Error('bench: set DATABASE_URL (each server runs in its own process with its own pool)')
 
-const director = defineTable('bench_director', { name: column.varchar({ length: 100 }) }, { readable: 'name' })
-const movie = defineTable('bench_movie', {
-  name: column.varchar({ length: 100 }),
-  rating: column.real({ null: true }),
-  box_office: column.numeric({ digits: [12, 2], null: true }),
-  released: column.timestamp(),
-  director: column.foreignKey(director),
-  tags: column.array(column.varchar({ length: 20 }))
-})
-
-const embedded = process.env.DATABASE_URL === undefined ? await startEmbeddedPostgres() : null
-const connectionString = process.env.DATABASE_URL ?? embedded!.connectionString
-const max = embedded === null ? connections : 1
-
+buildServers()
 const admin = new pg.Pool({ connectionString, max: 1 })
-await dropTables(admin, [movie, director])
-await createTables(admin, [director, movie])
-await admin.query("INSERT INTO bench_director (name) SELECT 'Director ' || i FROM generate_series(1, 50) i")
-await admin.query(`INSERT INTO bench_movie (name, rating, box_office, released, director, tags)
-  SELECT 'Movie ' || i, (i % 100) / 10.0, i * 1000.25, timestamp '2000-01-01' + i * interval '1 day', 1 + i % 50, ARRAY['tag' || (i % 7), 'x']
-  FROM generate_series(1, 2000) i`)
-await admin.query('ANALYZE bench_movie')
+await seed(admin)
 
-async function server (setup: (app: FastifyInstance) => void | Promise<void>): Promise<{ app: FastifyInstance, url: string }> {
-  const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString, max })
-  await setup(app)
-  const url = await app.listen({ port: 0, host: '127.0.0.1' })
-  return { app, url }
+const env = { BENCH_DATABASE_URL: connectionString, BENCH_POOL: String(connections) }
+const probe = '/movies/1/'
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
+
+// Start-up: one start of each not counted (the OS's file cache), then ABBA.
+for (const kind of ['hand', 'crud'] as const) await (await startServer(kind, env, probe)).stop()
+const starts: Record<'hand' | 'crud', number[]> = { hand: [], crud: [] }
+const idles: Record<'hand' | 'crud', number[]> = { hand: [], crud: [] }
+async function start (kind: 'hand' | 'crud'): Promise<Server> {
+  const server = await startServer(kind, env, probe)
+  starts[kind].push(server.startup)
+  idles[kind].push((await server.idle()).rss)
+  return server
 }
+await (await start('hand')).stop()
+await (await start('crud')).stop()
+const crud = await start('crud')
+const hand = await start('hand')
 
-const columns = 'id, name, rating, box_office, to_char(released, \'YYYY-MM-DD"T"HH24:MI:SS\') AS released, director, tags'
-
-/** The baseline: what a developer would write by hand for the same three routes. */
-const baseline = await server((app) => {
-  app.get('/movies/', async (request) => {
-    const q = request.query as Record<string, string>
-    const size = Math.min(Number(q.__page_size ?? 15), 1000)
-    const offset = (Number(q.__page ?? 1) - 1) * size
-    if (q.name !== undefined) {
-      const { rows } = await app.pg.query(`SELECT ${columns} FROM bench_movie WHERE name ILIKE $1 ORDER BY id DESC LIMIT $2 OFFSET $3`, [`%${q.name}%`, size, offset])
-      return { rows }
-    }
-    const { rows } = await app.pg.query(`SELECT ${columns} FROM bench_movie ORDER BY id DESC LIMIT $1 OFFSET $2`, [size, offset])
-    return { rows }
-  })
-  app.get('/movies/:id/', async (request, reply) => {
-    const { rows } = await app.pg.query(`SELECT ${columns} FROM bench_movie WHERE id = $1`, [Number((request.params as { id: string }).id)])
-    return rows.length === 0 ? reply.code(404).send({ message: 'not found' }) : rows[0]
-  })
-})
-
-const crud = await server(async (app) => {
-  await app.register(tableCrud, { table: movie, prefix: '/movies' })
-})
-
-const scenarios = [
-  ['list, first page of 15', '/movies/'],
-  ['list, 100 rows', '/movies/?__page_size=100'],
-  ['filter name contains', '/movies/?name=Movie%2019'],
-  ['get by id', '/movies/1234/']
-] as const
-
-async function measure (base: string, path: string): Promise<number> {
-  const result = await autocannon({ url: base + path, connections, duration: seconds })
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${base + path}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return result.requests.average
+const results: Array<{ label: string, kind: 'read' | 'write', a: Run, b: Run }> = []
+for (const c of cases) {
+  const warm = Math.max(1, Math.round(seconds / 5))
+  await run(hand, c, warm, connections)
+  await run(crud, c, warm, connections)
+  const runs = [await run(hand, c, seconds, connections), await run(crud, c, seconds, connections), await run(crud, c, seconds, connections), await run(hand, c, seconds, connections)]
+  const avg = (rs: Run[]): Run => ({ rps: mean(rs.map((r) => r.rps)), cpuPerRequest: mean(rs.map((r) => r.cpuPerRequest)), requests: mean(rs.map((r) => r.requests)) })
+  results.push({ label: c.label, kind: c.kind, a: avg([runs[0]!, runs[3]!]), b: avg([runs[1]!, runs[2]!]) })
+  console.error(`done: ${c.label}`)
 }
-
-console.log(`${seconds}s per run, ${connections} connections, ${embedded === null ? 'PostgreSQL at DATABASE_URL' : 'embedded PGlite (one connection)'}`)
-console.log('| scenario | baseline req/s | tablecrud req/s | ratio |')
-console.log('|---|---:|---:|---:|')
-for (const [label, path] of scenarios) {
-  // Baseline, TableCRUD, TableCRUD, baseline: drift over the run (caches warming, other load)
-  // falls on both sides alike.
-  const a1 = await measure(baseline.url, path)
-  const b1 = await measure(crud.url, path)
-  const b2 = await measure(crud.url, path)
-  const a2 = await measure(baseline.url, path)
-  const a = (a1 + a2) / 2
-  const b = (b1 + b2) / 2
-  console.log(`| ${label} | ${a.toFixed(0)} | ${b.toFixed(0)} | ${(b / a).toFixed(2)} |`)
-}
-
-await baseline.app.close()
-await crud.app.close()
-await dropTables(admin, [movie, director])
+const peak = { hand: memory(hand.pid).peak, crud: memory(crud.pid).peak }
+await crud.stop()
+await hand.stop()
+const rateLimits = await rateLimitCost(connectionString, seconds, connections)
+await drop(admin)
 await admin.end()
-await embedded?.stop()
+
+const goals = { read: { rps: 0.9, cpu: 1.15 }, write: { rps: 0.85, cpu: 1.25 } }
+const ok = (pass: boolean): string => pass ? 'yes' : '**no**'
+const lines = [
+  `${seconds} s a run, ${connections} connections, ${MOVIES.toLocaleString('en')} movies, PostgreSQL at DATABASE_URL; means of ABBA runs.`,
+  '',
+  '| case | hand-written req/s | TableCRUD req/s | ratio (goal) | hand-written CPU µs/req | TableCRUD CPU µs/req | CPU ratio (goal) | goals met |',
+  '|---|---:|---:|---:|---:|---:|---:|:---:|'
+]
+for (const r of results) {
+  const g = goals[r.kind]
+  const ratio = r.b.rps / r.a.rps
+  const cpu = r.b.cpuPerRequest / r.a.cpuPerRequest
+  lines.push(`| ${r.label} | ${r.a.rps.toFixed(0)} | ${r.b.rps.toFixed(0)} | ${ratio.toFixed(2)} (≥ ${g.rps}) | ${r.a.cpuPerRequest.toFixed(0)} | ${r.b.cpuPerRequest.toFixed(0)} | ${cpu.toFixed(2)} (≤ ${g.cpu}) | ${ok(ratio >= g.rps && cpu <= g.cpu)} |`)
+}
+const idle = { hand: mean(idles.hand), crud: mean(idles.crud) }
+const startup = { hand: mean(starts.hand), crud: mean(starts.crud) }
+lines.push(
+  '',
+  '| process | hand-written | TableCRUD | goal | met |',
+  '|---|---:|---:|---|:---:|',
+  `| idle RSS after a GC, MB | ${idle.hand.toFixed(1)} | ${idle.crud.toFixed(1)} | ≤ 75 MB | ${ok(idle.crud <= 75)} |`,
+  `| peak RSS over the run, MB | ${peak.hand.toFixed(1)} | ${peak.crud.toFixed(1)} | ≤ 1.2× hand-written (${(peak.crud / peak.hand).toFixed(2)}×) | ${ok(peak.crud <= 1.2 * peak.hand)} |`,
+  `| spawn to first 200, ms (TableCRUD: ${TABLES} tables) | ${startup.hand.toFixed(0)} | ${startup.crud.toFixed(0)} | ≤ hand-written + 300 ms (+${(startup.crud - startup.hand).toFixed(0)}) | ${ok(startup.crud - startup.hand <= 300)} |`
+)
+lines.push('', ...rateLimits)
+const table = lines.join('\n')
+console.log(table)
+
+if (write) {
+  const docs = new URL('../docs/', import.meta.url)
+  const groups: Group[] = results.map((r) => ({
+    label: r.label,
+    bars: [
+      { label: 'req/s', value: r.b.rps / r.a.rps, goal: goals[r.kind].rps, atLeast: true },
+      { label: 'CPU µs/req', value: r.b.cpuPerRequest / r.a.cpuPerRequest, goal: goals[r.kind].cpu, atLeast: false }
+    ]
+  }))
+  groups.push({ label: 'memory', bars: [{ label: 'peak RSS', value: peak.crud / peak.hand, goal: 1.2, atLeast: false }] })
+  writeFileSync(new URL('bench.svg', docs), chart(`TableCRUD / hand-written Fastify + pg (${seconds} s runs, ${connections} connections)`, groups))
+  writeFileSync(new URL('bench-results.md', docs), `# Bench results\n\nWritten by \`npm run bench\` (bench/run.ts); see [performance.md](performance.md).\n\n${table}\n\n![TableCRUD / hand-written, per case](bench.svg)\n`)
+}

@@ -1,20 +1,325 @@
 import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
+import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
+import Cursor from 'pg-cursor'
+import { wireTypes } from '../lib/db/types.js'
+import { isStalePlan, optionError } from '../lib/errors.js'
+import { statementName } from '../lib/sql/statements.js'
+import type { Statement } from '../lib/table/statement.js'
 
 const guarded = new WeakSet<object>()
 
+/** How often, during an outage, the number of 503s answered is logged. */
+export const OUTAGE_LOG_INTERVAL_MS = 10_000
+
+interface WarnLogger { warn: (object: object, message: string) => void }
+
+/** What an outage log line says of its cause: a code and a message, never a stack (the cause is expected). */
+export function causeOf (error: unknown): { code: string | null, message: string } {
+  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
+  return { code: typeof code === 'string' ? code : null, message: typeof message === 'string' ? message : String(error) }
+}
+
 /**
- * `fastify.pg`, with an 'error' listener on its pool: @fastify/postgres adds none, and a
- * connection dropped while idle (a database restart, `pg_terminate_backend`) would otherwise
- * be an unhandled 'error' event that kills the process (DESIGN §6). Throws, naming `plugin`,
- * when @fastify/postgres is not registered.
+ * The database as requests see it, up or down, so an outage is a few log lines instead of a
+ * stack trace per 503 (hundreds a second under load): the first failure at warn with its
+ * cause, then every `intervalMs` the number of 503s answered meanwhile (nothing when there
+ * were none), and the return, once, at warn with the outage's length and count.
  */
-export function database (fastify: FastifyInstance, plugin: string): FastifyInstance['pg'] {
-  if (!fastify.hasDecorator('pg')) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
-  const pool = fastify.pg.pool
-  if (!guarded.has(pool)) {
-    guarded.add(pool)
-    pool.on('error', (error) => fastify.log.warn({ err: error }, 'idle PostgreSQL connection lost'))
+export class DatabaseHealth {
+  private outage: { since: number, cause: { code: string | null, message: string }, total: number, recent: number } | null = null
+  private timer: NodeJS.Timeout | null = null
+
+  constructor (private readonly log: WarnLogger, private readonly intervalMs = OUTAGE_LOG_INTERVAL_MS, private readonly now = Date.now) {}
+
+  get down (): boolean {
+    return this.outage !== null
   }
+
+  /** A request was answered 503 because of `error`. */
+  failed (error: unknown): void {
+    if (this.outage === null) {
+      this.outage = { since: this.now(), cause: causeOf(error), total: 1, recent: 0 }
+      this.log.warn({ cause: this.outage.cause }, 'database unavailable: answering 503 until it is back')
+    } else {
+      this.outage.total++
+      this.outage.recent++
+    }
+    this.timer ??= setInterval(() => { this.tick() }, this.intervalMs).unref()
+  }
+
+  /** The database answered (a connection opened, a statement ran): an outage, if any, is over. */
+  answered (): void {
+    if (this.outage === null) return
+    const { since, cause, total } = this.outage
+    this.outage = null
+    this.stop()
+    this.log.warn({ cause, failed: total, downMs: this.now() - since }, `database available again after ${Math.round((this.now() - since) / 1000)} s; ${total} requests answered 503`)
+  }
+
+  /** Stops the interval (at close); the state stays. */
+  stop (): void {
+    if (this.timer !== null) clearInterval(this.timer)
+    this.timer = null
+  }
+
+  private tick (): void {
+    const outage = this.outage!
+    // Quiet once nothing fails any more: no line per interval for an idle application.
+    if (outage.recent === 0) {
+      this.stop()
+      return
+    }
+    this.log.warn({ failed: outage.recent, intervalMs: this.intervalMs }, `database still unavailable: ${outage.recent} requests answered 503 in the last ${this.intervalMs / 1000} s`)
+    outage.recent = 0
+  }
+}
+
+const healths = new WeakMap<object, DatabaseHealth>()
+
+/** The health of the database of this application (one per HTTP server: every context shares it). */
+export function databaseHealth (fastify: FastifyInstance): DatabaseHealth {
+  let health = healths.get(fastify.server)
+  if (health === undefined) {
+    health = new DatabaseHealth(fastify.log)
+    healths.set(fastify.server, health)
+  }
+  return health
+}
+
+/** A pg pool as the plugins use it: connections checked out of it (`new pg.Pool(...)` is one). */
+export interface PoolLike {
+  connect: () => Promise<PoolClient>
+  on?: ((event: 'error', listener: (error: Error) => void) => unknown) & ((event: 'connect', listener: () => void) => unknown)
+}
+
+/**
+ * Which database a plugin that queries uses (every such plugin takes these options). Default:
+ * `fastify.pg`, the instance of @fastify/postgres registered without a name.
+ * @example await app.register(tableCrud, { table: movie, prefix: '/movies', pg: 'main' })
+ */
+export interface PoolOptions {
+  /** The name of an @fastify/postgres instance registered with `name` (`fastify.pg[name]`). */
+  pg?: string
+  /** Any pg pool (`new pg.Pool(...)`, or anything with its `connect`), instead of @fastify/postgres. */
+  pool?: PoolLike
+}
+
+/**
+ * An 'error' listener on a pool: @fastify/postgres adds none, and a connection dropped while
+ * idle (a database restart, `pg_terminate_backend`) would otherwise be an unhandled 'error'
+ * event that kills the process (DESIGN §6).
+ */
+function guard (fastify: FastifyInstance, pool: PoolLike): void {
+  if (typeof pool.on === 'function' && !guarded.has(pool)) {
+    guarded.add(pool)
+    const health = databaseHealth(fastify)
+    pool.on('error', (error) => fastify.log.warn({ cause: causeOf(error) }, 'idle PostgreSQL connection lost'))
+    pool.on('connect', () => { health.answered() })
+    fastify.addHook('onClose', async () => { health.stop() })
+  }
+}
+
+const isPool = (value: unknown): value is PoolLike =>
+  typeof value === 'object' && value !== null && typeof (value as PoolLike).connect === 'function'
+
+/**
+ * The pool a plugin uses, checked at registration, its 'error' listener added: the `pool`
+ * option, else the @fastify/postgres instance named by `pg`, else `fastify.pg` (an
+ * @fastify/postgres instance is guarded by the pool it holds). Throws, naming `plugin` and what to do, when it
+ * is not there.
+ */
+export function database (fastify: FastifyInstance, plugin: string, options: PoolOptions = {}): PoolLike {
+  const { pg: name, pool } = options
+  if (pool !== undefined && name !== undefined) throw optionError(plugin, 'pool', 'cannot be given with pg: one names the database to use')
+  if (pool !== undefined) {
+    if (!isPool(pool)) throw optionError(plugin, 'pool', 'must be a pg pool: an object with connect()')
+    guard(fastify, (pool as { pool?: PoolLike }).pool ?? pool)
+    return pool
+  }
+  if (!fastify.hasDecorator('pg')) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
+  const instances = fastify.pg as unknown as Record<string, { pool?: PoolLike } | undefined>
+  if (name !== undefined) {
+    const named = typeof name === 'string' && Object.hasOwn(instances, name) ? instances[name] : undefined
+    if (named?.pool === undefined) throw optionError(plugin, 'pg', `must name an @fastify/postgres instance registered with that name (${JSON.stringify(name)} is not one)`)
+    guard(fastify, named.pool)
+    return named as PoolLike
+  }
+  if (fastify.pg.pool === undefined) {
+    const names = Object.keys(instances).filter((key) => instances[key]?.pool !== undefined)
+    throw optionError(plugin, 'pg', `must name the database: @fastify/postgres is registered only with names (${names.join(', ')})`)
+  }
+  guard(fastify, fastify.pg.pool)
   return fastify.pg
+}
+
+export type Row = Record<string, unknown>
+
+/** Runs statements on one connection: a transaction's, or a pooled one per statement. */
+export interface Runner {
+  /** Runs a statement as a named prepared statement (DESIGN §4), values parsed as the wire wants them. */
+  run: <R extends Row = Row>(statement: Statement) => Promise<QueryResult<R>>
+}
+
+/** How the plugins of this library reach PostgreSQL: one policy for checkout, statements and transactions. */
+export interface Database extends Runner {
+  /**
+   * pg's `query(text, values)`, unnamed and with pg's own type parsers, under the same
+   * connection policy: what lib/auth's helpers and auth providers are given (`AuthDb`).
+   */
+  query: (text: string, values?: unknown[]) => Promise<QueryResult>
+  /**
+   * A server-side cursor (pg-cursor) over a statement, on a connection of its own until
+   * `close()`: rows are read in batches, so a result of any size never sits in memory whole.
+   */
+  cursor: <R extends Row = Row>(statement: Statement) => Promise<RowCursor<R>>
+  /** Runs `work` in BEGIN ... COMMIT on one connection; any error rolls back and is rethrown. */
+  transaction: <T>(work: (tx: Runner) => Promise<T>) => Promise<T>
+}
+
+/** Batches of a statement's rows; `close()` releases the connection and may be called more than once. */
+export interface RowCursor<R extends Row = Row> {
+  /** Up to `count` rows; an empty batch at the end. */
+  read: (count: number) => Promise<R[]>
+  close: () => Promise<void>
+}
+
+export interface DatabaseOptions extends PoolOptions {
+  /** Milliseconds a statement may take (pg's `query_timeout`); default: the pool's own. */
+  queryTimeout?: number
+}
+
+/**
+ * The one helper through which plugins query: `database()`'s guarded pool, with
+ * - connections checked out so a dropped one cannot crash the process,
+ * - a connection kept after an error the database answered (a constraint, bad data): pg-pool's
+ *   own `query` would drop it, and every 422 would cost a reconnect,
+ * - named prepared statements, so PostgreSQL plans each query shape once per connection, and
+ *   one made stale by an online migration run again once and its connection dropped (queryFresh),
+ * - transactions that roll back on any error and drop a connection whose ROLLBACK fails, or
+ *   that holds a stale statement (the request is a 503, the client's retry gets a fresh one),
+ * - every answer from the database reported to the application's DatabaseHealth.
+ */
+export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
+  const pool = database(fastify, plugin, options)
+  const health = databaseHealth(fastify)
+  const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
+  // What a statement's configs share (text, name, parsers, timeout) sits on a prototype kept per
+  // text; each query's own object holds only its values. pg copies a config's own properties
+  // with their descriptors before every query, which a list's profile showed at 9 µs a request
+  // for the five-property object built here before; one property costs little.
+  const bases = new Map<string, QueryConfig>()
+  const configOf = (statement: Statement): QueryConfig => {
+    let base = bases.get(statement.text)
+    if (base === undefined) {
+      base = { text: statement.text, types: wireTypes, ...timeout }
+      const name = statementName(statement.text)
+      // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
+      // and build their base each time.
+      if (name !== undefined) bases.set(statement.text, Object.assign(base, { name }))
+    }
+    const config = Object.create(base) as QueryConfig
+    config.values = statement.values as unknown[]
+    return config
+  }
+  const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>): Promise<T> => {
+    const client = await checkout(pool)
+    try {
+      const { result, stale } = await work(client)
+      client.release(stale)
+      health.answered()
+      return result
+    } catch (error) {
+      client.release(answeredByDatabase(error) ? undefined : error as Error)
+      throw error
+    }
+  }
+  return {
+    run: async <R extends Row>(statement: Statement) => await onConnection(async (client) => await queryFresh<R>(client, configOf(statement))),
+    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values, ...timeout }), stale: false })),
+    async cursor <R extends Row>(statement: Statement): Promise<RowCursor<R>> {
+      const client = await checkout(pool)
+      const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
+      let released = false
+      let failure: Error | null = null
+      const close = async (): Promise<void> => {
+        if (released) return
+        released = true
+        // A failed cursor is not closed again (pg-cursor synced after the error); a connection
+        // that failed is released with its error, so the pool drops it.
+        const error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+        client.release(error === null || answeredByDatabase(error) ? undefined : error)
+      }
+      return {
+        read: async (count) => await cursor.read(count).catch((error: Error) => {
+          failure = error
+          throw error
+        }),
+        close
+      }
+    },
+    async transaction (work) {
+      const client = await checkout(pool)
+      try {
+        await client.query('BEGIN')
+        const result = await work({ run: async <R extends Row>(statement: Statement) => await client.query<R>(configOf(statement)) })
+        await client.query('COMMIT')
+        client.release()
+        health.answered()
+        return result
+      } catch (error) {
+        // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
+        // So is one holding a statement a migration made stale: the retry gets a fresh one.
+        const rollback = await client.query('ROLLBACK').then(() => undefined, (failure: Error) => failure)
+        client.release(rollback ?? isStalePlan(error))
+        throw error
+      }
+    }
+  }
+}
+
+/**
+ * A pooled connection that cannot crash the process: a checked-out pg client emits 'error'
+ * when its connection drops, and with no listener that is an uncaught exception. The query
+ * in flight rejects as well, which is how the request learns of it.
+ */
+async function checkout (pool: PoolLike): Promise<PoolClient> {
+  const connection = await pool.connect()
+  const ignore = (): void => {}
+  connection.on('error', ignore)
+  const release = connection.release.bind(connection)
+  connection.release = (error?: Error | boolean) => {
+    connection.off('error', ignore)
+    release(error)
+  }
+  return connection
+}
+
+/** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
+export function answeredByDatabase (error: unknown): boolean {
+  const { code, severity } = error as { code?: unknown, severity?: unknown }
+  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC' &&
+    typeof code === 'string' && !code.startsWith('08') && !code.startsWith('57P')
+}
+
+/**
+ * Runs `config` on `client`, a connection checked out for this one statement (no
+ * transaction). A named statement prepared before an online migration changed its result type
+ * (`ALTER COLUMN ... TYPE`) fails with 0A000 `cached plan must not change result type`, on
+ * every warm connection, until they are replaced. PostgreSQL raises it when it revalidates the
+ * plan, before executing anything, so even a write has not taken effect: the statement runs
+ * again once, unnamed (planned afresh), and `stale` tells the caller to discard the connection,
+ * whose other prepared statements may be stale too and whose pg client remembers them as
+ * prepared.
+ */
+export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig): Promise<{ result: QueryResult<R>, stale: boolean }> {
+  try {
+    return { result: await client.query<R>(config), stale: false }
+  } catch (error) {
+    if (config.name === undefined || !isStalePlan(error)) throw error
+    // The same config without its name; the rest may sit on its prototype (configOf), which a
+    // spread would not copy.
+    const unnamed = Object.create(config, { name: { value: undefined, enumerable: true } }) as QueryConfig
+    return { result: await client.query<R>(unnamed), stale: true }
+  }
 }

@@ -1,9 +1,11 @@
 import { STATUS_CODES } from 'node:http'
+import { schemaDriftHint } from '../lib/db/check.js'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  bodyOf, fromDatabaseError, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_MEDIA_TYPE,
+  bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_MEDIA_TYPE,
   TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_INTERNAL, withBody
 } from '../lib/errors.js'
+import { databaseHealth } from './database.js'
 
 export interface ErrorBody {
   statusCode: number
@@ -64,7 +66,7 @@ export function toClientError (error: unknown, contentType?: string): Error & { 
   const fromDb = fromDatabaseError(error)
   if (fromDb !== undefined) return fromDb as Error & { statusCode: number, code: string }
   if (Number.isInteger(e.statusCode) && e.statusCode! >= 400 && e.statusCode! < 500 && typeof e.message === 'string') {
-    return Object.assign(e, { code: typeof e.code === 'string' ? e.code : `TABLECRUD_ERR_HTTP_${e.statusCode}` }) as Error & { statusCode: number, code: string }
+    return Object.assign(e, { code: typeof e.code === 'string' ? e.code : httpCode(e.statusCode!) }) as Error & { statusCode: number, code: string }
   }
   if (e.statusCode === 503 && typeof e.code === 'string' && e.code.startsWith('TABLECRUD_')) return e as Error & { statusCode: number, code: string }
   return new TABLECRUD_ERR_INTERNAL()
@@ -80,6 +82,12 @@ export function errorBody (error: Error & { statusCode: number, code: string }):
   }
 }
 
+/** The request's path, without its query string: what 404 and 405 messages name. */
+export function pathOf (request: FastifyRequest): string {
+  const end = request.url.indexOf('?')
+  return end === -1 ? request.url : request.url.slice(0, end)
+}
+
 /** Sends an error in the SPEC §1 shape (what hooks that answer early use). */
 export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
   const clientError = toClientError(error, reply.request?.headers['content-type'])
@@ -87,13 +95,23 @@ export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
   return reply.code(clientError.statusCode).type('application/json; charset=utf-8').send(errorBody(clientError))
 }
 
+/** The table of each TableCRUD context, for the log line of a missing column (its SQL names tables by alias). */
+const contextTables = new WeakMap<object, string>()
+
+export function recordContextTable (context: object, table: string): void {
+  contextTables.set(context, table)
+}
+
 /**
  * The error handler of every context this library owns: coded errors pass through, Fastify's
  * body errors and database errors are mapped, anything else is a generic 500 whose detail
- * goes to the log only.
+ * goes to the log only. A 503 is expected while the database is away: it is counted by the
+ * application's DatabaseHealth (a few warn lines per outage), not logged one by one.
  */
 export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const clientError = toClientError(error, request.headers['content-type'])
-  if (clientError.statusCode >= 500) request.log.error({ err: error }, 'request failed')
+  // A table or column missing in the database (42P01, 42703) is named, with the command that lists the differences.
+  if (clientError.statusCode === 503) databaseHealth(request.server).failed(error)
+  else if (clientError.statusCode >= 500) request.log.error({ err: error }, schemaDriftHint(error, contextTables.get(request.server)) ?? 'request failed')
   sendError(reply, clientError)
 }

@@ -1,8 +1,11 @@
 import type { FastifyPluginAsync, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
-import fastifySwagger, { type FastifyDynamicSwaggerOptions, type SwaggerTransform, type SwaggerTransformObject } from '@fastify/swagger'
-import fastifySwaggerUi, { type FastifySwaggerUiOptions } from '@fastify/swagger-ui'
-import { securitySchemesOf } from '../lib/auth/security.js'
+import type { FastifyDynamicSwaggerOptions, SwaggerTransform, SwaggerTransformObject } from '@fastify/swagger'
+import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
+import { recordDocumentTransform, securitySchemesOf, type SwaggerTransformFn } from '../lib/auth/security.js'
+import { optionError, TABLECRUD_ERR_PEER_MISSING } from '../lib/errors.js'
+import { allTables } from '../lib/table/table.js'
+import { secureSwaggerUi } from './web/swagger-ui.js'
 
 /**
  * The document's `info` (OpenAPI 3.1 Info Object).
@@ -30,6 +33,42 @@ export interface OpenApiServer {
   variables?: Record<string, { default: string, enum?: string[], description?: string }>
 }
 
+/*
+ * The swagger packages are optional peers: the declarations of this package do not name their
+ * types (a project without them, compiled with `skipLibCheck: false`, would fail), so the
+ * options passed through are described here, loosely, and handed over as they are.
+ */
+
+/**
+ * Options for @fastify/swagger (dynamic mode), passed through by `openApi`.
+ * @example const swagger: OpenApiSwaggerOptions = { openapi: { tags: [{ name: 'movie', description: 'Films' }] }, hideUntagged: true }
+ */
+export interface OpenApiSwaggerOptions {
+  /** Members of the OpenAPI document: `tags`, `components`, `externalDocs`, `security`... */
+  openapi?: { tags?: Array<{ name: string, description?: string }>, components?: Record<string, unknown>, [member: string]: unknown }
+  /** Runs on each route after `openApi`'s own. */
+  transform?: (args: { schema: any, url: string, route: any, [key: string]: any }) => { schema: any, url: string }
+  /** Runs on the document after `openApi`'s own. */
+  transformObject?: (document: { openapiObject?: any, swaggerObject?: any }) => any
+  hiddenTag?: string
+  hideUntagged?: boolean
+  exposeHeadRoutes?: boolean
+  [option: string]: unknown
+}
+
+/**
+ * Options for @fastify/swagger-ui, passed through by `openApi` (`routePrefix` is `openApi`'s own).
+ * @example const ui: OpenApiUiOptions = { uiConfig: { docExpansion: 'none', persistAuthorization: true } }
+ */
+export interface OpenApiUiOptions {
+  uiConfig?: Record<string, unknown>
+  staticCSP?: boolean | string | Record<string, string | string[]>
+  uiHooks?: Record<string, unknown>
+  theme?: Record<string, unknown>
+  logo?: Record<string, unknown> | null
+  [option: string]: unknown
+}
+
 /**
  * The options of `openApi`; all optional.
  * @example
@@ -47,35 +86,68 @@ export interface OpenApiOptions {
   /** The document's `servers`. Default none: the UI calls the server it was loaded from. */
   servers?: OpenApiServer[]
   /** Anything else for @fastify/swagger; its `openapi` members are merged into the document. */
-  swagger?: Omit<FastifyDynamicSwaggerOptions, 'mode'>
+  swagger?: OpenApiSwaggerOptions
   /** Anything else for @fastify/swagger-ui (`uiConfig`, `staticCSP`, `uiHooks`, `theme`, ...). */
-  ui?: Omit<FastifySwaggerUiOptions, 'routePrefix'>
+  ui?: OpenApiUiOptions
 }
 
 const NAME = 'openApi'
 
-function optionError (option: string, problem: string): Error {
-  return new Error(`${NAME}: the option ${option} ${problem}`)
-}
+const optionProblem = (option: string, problem: string): Error => optionError(NAME, option, problem)
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 
 function checkOptions (options: OpenApiOptions): void {
   const { routePrefix, info, servers, swagger, ui } = options
   if (routePrefix !== undefined && (typeof routePrefix !== 'string' || !/^\/[^?#\s]*[^/?#\s]$/.test(routePrefix))) {
-    throw optionError('routePrefix', 'must be a path such as /docs: a leading slash, no trailing slash')
+    throw optionProblem('routePrefix', 'must be a path such as /docs: a leading slash, no trailing slash')
   }
   if (info !== undefined && (!isObject(info) || typeof info.title !== 'string' || typeof info.version !== 'string')) {
-    throw optionError('info', 'must be an object with a string title and a string version')
+    throw optionProblem('info', 'must be an object with a string title and a string version')
   }
   if (servers !== undefined && (!Array.isArray(servers) || !servers.every((s) => isObject(s) && typeof s.url === 'string'))) {
-    throw optionError('servers', 'must be an array of objects with a string url')
+    throw optionProblem('servers', 'must be an array of objects with a string url')
   }
-  if (swagger !== undefined && !isObject(swagger)) throw optionError('swagger', 'must be an object')
+  if (swagger !== undefined && !isObject(swagger)) throw optionProblem('swagger', 'must be an object')
   if (swagger !== undefined && 'mode' in swagger && (swagger as { mode?: unknown }).mode !== 'dynamic') {
-    throw optionError('swagger', 'cannot set mode: the document is generated from the routes')
+    throw optionProblem('swagger', 'cannot set mode: the document is generated from the routes')
   }
-  if (ui !== undefined && !isObject(ui)) throw optionError('ui', 'must be an object')
+  if (ui !== undefined && !isObject(ui)) throw optionProblem('ui', 'must be an object')
+}
+
+/**
+ * Loads an optional peer dependency when the plugin is registered, not when the package is
+ * imported: an application that documents nothing does not install the swagger packages.
+ */
+export async function importPeer<T> (specifier: string): Promise<T> {
+  try {
+    return (await import(specifier) as { default: T }).default
+  } catch (error) {
+    // The message, not the code: loaders (tsx, tap's) rethrow Node's error without its code. A
+    // package that is there but misses one of its own modules is not reported as absent.
+    if (!String((error as Error).message).startsWith(`Cannot find package '${specifier}'`)) throw error
+    throw new TABLECRUD_ERR_PEER_MISSING(NAME, specifier, '@fastify/swagger @fastify/swagger-ui')
+  }
+}
+
+/**
+ * A body schema with each `extra` annotation (what `/schema/` shows of a column, SPEC §2.8)
+ * written `x-extra`: OpenAPI admits unknown schema keywords as vendor extensions only.
+ * A copy; a member of `properties` named `extra` is a column, and stays.
+ */
+export function vendorExtra (schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(vendorExtra)
+  if (!isObject(schema)) return schema
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => {
+    if (key === 'properties' && isObject(value)) return [key, Object.fromEntries(Object.entries(value).map(([name, v]) => [name, vendorExtra(v)]))]
+    return [key === 'extra' ? 'x-extra' : key, vendorExtra(value)]
+  }))
+}
+
+/** A table's tag, described by the table's `helpText` when it has one. */
+function tagOf (name: string): { name: string, description?: string } {
+  const described = allTables().find((table) => table.name === name && table.helpText !== null)
+  return described === undefined ? { name } : { name, description: described.helpText! }
 }
 
 const methodsOf = (route: Pick<RouteOptions, 'method'>): string[] => [route.method].flat()
@@ -173,9 +245,12 @@ const openApiPlugin: FastifyPluginAsync<OpenApiOptions> = async function openApi
     !route.url.endsWith('/') && methodsOf(route).every((method) => routes.has(`${method} ${route.url}/`))
 
   const transform: SwaggerTransform = (args) => {
-    const own = alias(args.route) ? { schema: { ...args.schema, hide: true }, url: args.url } : { schema: args.schema, url: args.url }
+    const schema = args.schema?.body === undefined ? args.schema : { ...args.schema, body: vendorExtra(args.schema.body) }
+    const own = alias(args.route) ? { schema: { ...schema, hide: true }, url: args.url } : { schema, url: args.url }
     return swaggerOptions.transform === undefined ? own : swaggerOptions.transform({ ...args, ...own })
   }
+  // The route-level transforms of protected routes run this one after declaring their scheme.
+  recordDocumentTransform(server, transform as SwaggerTransformFn)
 
   const transformObject: SwaggerTransformObject = (document) => {
     // Always an OpenAPI document: the version is set below.
@@ -188,18 +263,23 @@ const openApiPlugin: FastifyPluginAsync<OpenApiOptions> = async function openApi
     for (const path of Object.values(paths)) {
       for (const operation of Object.values(path)) {
         for (const name of operation.tags ?? []) {
-          if (!declared.has(name)) tags.push({ name })
+          if (!declared.has(name)) tags.push(tagOf(name))
           declared.add(name)
         }
       }
     }
     if (tags.length > 0) openapiObject.tags = tags
+    // Swagger UI calls the server it was loaded from; said explicitly, as OpenAPI linters ask.
+    // Set here, after the paths are built: @fastify/swagger strips a server's path from them.
+    openapiObject.servers ??= [{ url: '/', description: 'The server that serves this document' }]
     hoistBodySchemas(openapiObject as Json)
     return swaggerOptions.transformObject === undefined ? openapiObject : swaggerOptions.transformObject(document)
   }
 
+  const fastifySwagger = await importPeer<typeof import('@fastify/swagger').default>('@fastify/swagger')
+  const fastifySwaggerUi = await importPeer<typeof import('@fastify/swagger-ui').default>('@fastify/swagger-ui')
   await fastify.register(fastifySwagger, {
-    ...swaggerOptions,
+    ...(swaggerOptions as Omit<FastifyDynamicSwaggerOptions, 'mode'>),
     mode: 'dynamic',
     openapi: {
       ...given,
@@ -211,7 +291,8 @@ const openApiPlugin: FastifyPluginAsync<OpenApiOptions> = async function openApi
     transform,
     transformObject
   })
-  await fastify.register(fastifySwaggerUi, { ...options.ui, routePrefix })
+  // The page works under the csp plugin's policy and copies the csrf plugin's token (SPEC §5.5, §5.6).
+  await fastify.register(fastifySwaggerUi, { ...await secureSwaggerUi(server, (options.ui ?? {}) as FastifySwaggerUiOptions), routePrefix })
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
-import { scalarOf } from '../lib/table/column.js'
-import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
+import { typeOf } from '../lib/table/column-types.js'
+import { visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
 import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
 
@@ -15,25 +15,12 @@ function stringEnum (values: readonly string[], description: string): TSchema {
   return Type.Unsafe<string>({ type: 'string', enum: [...values], description })
 }
 
-const VALUE_FORMS: Record<string, string> = {
-  serial: 'an integer',
-  integer: 'an integer',
-  real: 'a number',
-  numeric: 'a decimal number',
-  boolean: 'true, false, 1, 0, t, f, yes or no',
-  varchar: 'text',
-  text: 'text',
-  email: 'text',
-  timestamp: 'an ISO 8601 date or date-time'
-}
-
-function valueForm (table: Table, column: TableColumn): string {
-  if (column.type === 'foreignKey') return VALUE_FORMS[targetOf(table, column).primaryKey.type]!
-  return VALUE_FORMS[scalarOf(column).type]!
+function valueForm (column: TableColumn): string {
+  return typeOf(column).form(column)
 }
 
 function filterDescription (table: Table, column: TableColumn): string {
-  const form = valueForm(table, column)
+  const form = valueForm(column)
   if (column.type === 'array') return `Rows whose ${column.name} holds this element (${form}); repeat to require several.`
   if (isText(column)) return `Filter on ${column.name} (${form}), compared as ${column.name}__match says.`
   return `Filter on ${column.name}: ${form}.`
@@ -41,13 +28,20 @@ function filterDescription (table: Table, column: TableColumn): string {
 
 function filterProperties (table: Table, column: TableColumn): TProperties {
   const description = filterDescription(table, column)
-  const properties: TProperties = {
-    [column.name]: Type.Optional(column.type === 'array'
+  const operators = operatorsFor(column)
+  const properties: TProperties = {}
+  // A column no value filters (JSONB: null checks only) has no value parameter to document.
+  if (operators.includes('e')) {
+    // Arrays take every repeat; other columns with in/not_in only (SPEC §7.6).
+    properties[column.name] = Type.Optional(column.type === 'array' || operators.includes('in')
       ? Type.Union([Type.String(), Type.Array(Type.String())], { description })
-      : Type.String({ description })),
-    [`${column.name}__operator`]: Type.Optional(stringEnum(operatorsFor(column),
-      `Comparison for ${column.name}; default e. is_null and not_null need no value.`))
+      : Type.String({ description }))
   }
+  const lists = operators.includes('in') ? ` in and not_in take the ${column.name} parameter repeated, one value each.` : ''
+  Object.assign(properties, {
+    [`${column.name}__operator`]: Type.Optional(stringEnum(operators,
+      `Comparison for ${column.name}; default e. is_null and not_null need no value.${lists}`))
+  })
   if (isText(column)) {
     properties[`${column.name}__match`] = Type.Optional(stringEnum(MATCH_TYPES,
       `How ${column.name} matches its value; default contains, case-insensitive (exact is case-sensitive).`))
@@ -100,6 +94,16 @@ export function listQuerySchema (table: Table, options: ListQueryOptions): TObje
   return Type.Object(properties, { additionalProperties: false })
 }
 
+/** GET `/`: the list query, with keyset paging (SPEC §7.1) and the export format (SPEC §7.5). */
+export function pageQuerySchema (table: Table, options: ListQueryOptions): TObject {
+  const list = listQuerySchema(table, options)
+  return Type.Object({
+    ...list.properties,
+    __cursor: Type.Optional(Type.String({ description: 'Keyset paging: empty for the first page, then the `next_cursor` of the previous answer. Not with `__page`.' })),
+    __format: Type.Optional(stringEnum(['json', 'ndjson', 'csv'], 'Stream every matching row as NDJSON or CSV instead of a JSON page; default: the Accept header, else json.'))
+  }, { additionalProperties: false })
+}
+
 export interface SingleQueryOptions {
   excludeSecrets: boolean
   maxJoins: number
@@ -124,12 +128,6 @@ export function idsQuerySchema (): TObject {
 export function idParamsSchema (table: Table): TObject {
   const key = table.primaryKey
   const description = `The ${key.name} of a ${table.name} row.`
-  let id: TSchema
-  switch (key.type) {
-    case 'serial': id = Type.Integer({ minimum: 1, maximum: 2147483647, description }); break
-    case 'integer': id = Type.Integer({ minimum: -2147483648, maximum: 2147483647, description }); break
-    case 'varchar': id = Type.String({ minLength: 1, maxLength: key.length!, description }); break
-    default: id = Type.String({ minLength: 1, description })
-  }
+  const id = typeOf(key).key!.schema(key, description)
   return Type.Object({ id })
 }

@@ -14,7 +14,8 @@ export const ErrorResponse = Type.Object({
 /** GET `/count/` (SPEC §2.8). */
 export const CountResponse = Type.Object({
   count: Type.Integer(),
-  page_size: Type.Integer()
+  page_size: Type.Integer(),
+  estimated: Type.Optional(Type.Boolean({ description: "With countMode 'estimated' only: whether count is the planner's estimate (SPEC §7.2)." }))
 }, { title: 'CountResponse' })
 
 /** GET `/ids/` (SPEC §2.8): primary key -> readable representation. */
@@ -28,7 +29,10 @@ export const ReferencesResponse = Type.Object({
 /** GET `/` (SPEC §2.3): `MovieRow` gives `MovieList`. */
 export function listResponse<T extends TSchema> (row: T): TObject<{ rows: TArray<T> }> {
   const title = typeof row.title === 'string' ? { title: row.title.replace(/Row$/, '') + 'List' } : {}
-  return Type.Object({ rows: Type.Array(row) }, title)
+  return Type.Object({
+    rows: Type.Array(row),
+    next_cursor: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'With `__cursor` only: the `__cursor` of the next page, null on the last (SPEC §7.1).' }))
+  }, title)
 }
 
 /*
@@ -41,8 +45,20 @@ export const ContentRangeHeader = Type.String({
   description: 'Sent with `__range_header`: `<name> <first>-<last>/<total>`, from 0; `<total>` counts the rows matching the filters.'
 })
 
+/** GET `/` with `__cursor` (SPEC §7.1). */
+export const LinkHeader = Type.String({ description: 'With `__cursor`, unless this is the last page: `<full URL of the next page>; rel="next"`.' })
+
+/** GET `/` streams instead of a page for these media types (SPEC §7.5); named in the route's description. */
+export const EXPORT_DESCRIPTION = 'With `Accept: application/x-ndjson` or `Accept: text/csv` (or `__format=ndjson|csv`), streams every row matching the filters in `__order`, with `__visible_fields` and `__readable`, as NDJSON (`application/x-ndjson`) or RFC 4180 CSV with a header row (`text/csv`); `__page` and `__page_size` are ignored.'
+
 /** POST `/` (SPEC §2.5). */
 export const LocationHeader = Type.String({ description: 'The path of the created row: `<prefix>/<id>/`.' })
+
+/** A row's entity tag (SPEC §7.3). */
+export const ETagHeader = Type.String({ description: 'The strong entity tag of the row as served: send it back in If-Match to write only over this version, or in If-None-Match for a 304.' })
+
+/** A 304 of GET `/:id/`: the client's copy is current. */
+export const NotModifiedResponse = { type: 'null', description: 'Not modified: If-None-Match holds the current ETag.', headers: { ETag: ETagHeader } }
 
 /** DELETE `/` (SPEC §2.7). */
 export const DeletedCountHeader = Type.Integer({ minimum: 0, description: 'How many rows were deleted.' })
@@ -53,6 +69,12 @@ export const RetryAfterHeader = Type.Integer({ minimum: 0, description: 'Seconds
 /** `schema` with response headers to document: `withHeaders(MovieRow, { Location: LocationHeader })`. */
 export function withHeaders<T extends TSchema> (schema: T, headers: Record<string, TSchema>): T & { headers: Record<string, TSchema> } {
   return { ...schema, headers }
+}
+
+/** The error shape, documented for one status with what it means there. */
+export function errorResponse (description: string): TSchema {
+  // @fastify/swagger's key for the response's description: the body keeps the error shape as it is.
+  return { ...ErrorResponse, 'x-response-description': description }
 }
 
 /** A 503: the database cannot be reached, with `Retry-After`. */

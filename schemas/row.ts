@@ -3,11 +3,10 @@ import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoi
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
 import { typeDefault } from '../lib/values/write.js'
-import { DECIMAL_TEXT, formatTimestamp, nowTimestamp, parseNumeric, parseTimestamp, TIMESTAMP_IN } from '../lib/values/index.js'
+import { typeOf } from '../lib/table/column-types.js'
+import { DECIMAL_TEXT, TIMESTAMP_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
-
-const INT32 = { minimum: -2147483648, maximum: 2147483647 } as const
 
 /** What a Numeric body string may look like; precision and scale are checked in code. */
 export const DECIMAL_PATTERN = DECIMAL_TEXT.source
@@ -18,26 +17,6 @@ export const TIMESTAMP_PATTERN = TIMESTAMP_IN.source
 /** `movie_role` -> `MovieRole`: schema titles stand in for `$id`s (SPEC: no `$id`). */
 export function pascalName (table: Table): string {
   return displayName(table.name).replaceAll(' ', '')
-}
-
-function scalarSchema (table: Table, column: ColumnSpec, mode: Mode): TSchema {
-  switch (column.type) {
-    case 'serial': case 'integer': return Type.Integer(INT32)
-    case 'real': return Type.Number()
-    case 'numeric':
-      // Precision and scale are checked by parseNumeric in code, with a message naming them.
-      return mode === 'out' ? Type.String() : Type.Union([Type.Number(), Type.String({ pattern: DECIMAL_PATTERN })])
-    case 'boolean': return Type.Boolean()
-    case 'varchar': return Type.String({ maxLength: column.length! })
-    case 'email': return mode === 'out' ? Type.String() : Type.String({ format: 'email' })
-    // No pattern out: fast-json-stringify tests anyOf branches, and `infinity` must still serialise.
-    case 'timestamp': return mode === 'out' ? Type.String() : Type.String({ pattern: TIMESTAMP_PATTERN })
-    case 'foreignKey': {
-      const key = targetOf(table, column as TableColumn).primaryKey
-      return scalarSchema(table, key, mode)
-    }
-    default: return Type.String()
-  }
 }
 
 function withChoices (schema: TSchema, choices: ReadonlyMap<string, NormalizedChoice> | null, mode: Mode): TSchema {
@@ -51,7 +30,7 @@ function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: Read
     const element = column.element!
     return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices), mode))
   }
-  return withChoices(scalarSchema(table, column, mode), choices, mode)
+  return withChoices(typeOf(column).schema(column, mode), choices, mode)
 }
 
 /** `anyOf [<type>, null]` (SPEC §2.8); a plain union (Numeric in) gains the null branch rather than nesting. */
@@ -99,7 +78,8 @@ export function columnExtra (table: Table, column: TableColumn): Record<string, 
     const target = targetOf(table, column)
     extra.foreign_key = { to: target.name, target_column: target.primaryKey.name }
   }
-  if (column.type === 'text') extra.widget = 'text-area'
+  const widget = typeOf(column).widget
+  if (widget !== null) extra.widget = widget
   if (column.type === 'array') extra.dimensions = dimensions(column)
   return extra
 }
@@ -145,12 +125,14 @@ const TITLES: Record<Write, string> = { create: 'In', replace: 'Replace', patch:
 function writeSchema (table: Table, kind: Write): TObject {
   const properties: TProperties = {}
   for (const column of table.columns) {
-    const serialKey = column.primaryKey && column.type === 'serial'
+    const key = column.primaryKey ? typeOf(column).key! : null
+    const serialKey = key?.assigned === true
     // The database assigns a Serial key: a client may only say "none" (SPEC §2.5).
     const value = kind === 'create' && serialKey ? Type.Null() : valueSchema(table, column, 'in')
     const schema = annotate(table, column, value)
     const required = kind === 'create'
-      ? column.required || (column.primaryKey && !serialKey)
+      // A key the database can make (a UUID's random default) may be left out.
+      ? column.required || (key !== null && !serialKey && key.sqlDefault === null)
       : kind === 'replace' && column.required && !column.primaryKey
     properties[column.name] = required ? schema : Type.Optional(schema)
   }
@@ -187,7 +169,7 @@ export function schemaDocument (table: Table, options: SchemaDocumentOptions): R
   // A JSON round trip drops TypeBox's symbol members, leaving plain JSON Schema.
   const create = JSON.parse(JSON.stringify(createSchema(table))) as { properties: Record<string, unknown>, required?: string[] }
   const key = table.primaryKey
-  if (key.type === 'serial') delete create.properties[key.name]
+  if (typeOf(key).key!.assigned) delete create.properties[key.name]
   const document: Record<string, unknown> = { title: `${pascalName(table)}In`, type: 'object', properties: create.properties }
   if (create.required !== undefined && create.required.length > 0) document.required = create.required
   document.extra = {
@@ -200,18 +182,7 @@ export function schemaDocument (table: Table, options: SchemaDocumentOptions): R
 }
 
 function wireDefault (column: ColumnSpec, value: unknown): unknown {
-  if (value === null) return null
-  switch (column.type) {
-    case 'numeric': return parseNumeric(value, column.digits![0], column.digits![1]) ?? value
-    case 'timestamp': {
-      if (value === 'now') return nowTimestamp()
-      const text = typeof value === 'string' ? parseTimestamp(value) : undefined
-      // parseTimestamp always writes six fraction digits; the wire form drops a zero fraction.
-      return text === undefined ? value : formatTimestamp(text.replace(/\.0{6}$/, ''))
-    }
-    case 'array': return Array.isArray(value) ? value.map((v) => wireDefault(column.element!, v)) : value
-    default: return value
-  }
+  return value === null ? null : typeOf(column).wire(column, value)
 }
 
 function newValue (column: TableColumn): unknown {

@@ -1,5 +1,5 @@
 import { Type, type TObject, type TProperties } from '@sinclair/typebox'
-import type { Shape } from '../lib/sql/select.js'
+import type { Shape } from '../lib/table/statement.js'
 import { valueSchema } from './row.js'
 
 const Readable = Type.Union([Type.String(), Type.Null()])

@@ -1,8 +1,14 @@
+import { mkdir } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
+import fastifyStatic from '@fastify/static'
+import type { Redis } from 'ioredis'
 import {
-  createTables, createToken, createUser, jwtAuth, jwtLogin, tableCrud, tokenAuth, tokenLogin, tokenTable, userTable,
-  HttpError, type Validator
+  createTables, createToken, createUser, csp, csrf, errorShape, frameworkErrors, jwtAuth, jwtLogin, localMediaStorage, rateLimit,
+  tableCrud, tokenAuth, tokenLogin, tokenTable, userTable, sessionAuth, sessionLogin, sessionLogout, sessionTable, html, layout,
+  HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider
 } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import { director, movie, role, studio, tables } from './tables.js'
@@ -14,8 +20,32 @@ export interface DemoOptions {
   max: number
   /** Signs the demo's JWTs; a fixed development secret by default. */
   secret?: string
+  /**
+   * The AES-256 key of the MFA secrets (64 hex characters); a fixed development key by default.
+   * In production it comes from the environment or a secret manager, never from the code.
+   */
+  mfaKey?: string
   logger?: boolean
+  /** Where uploaded posters go; served at `/media/`. Default: a folder in the system's temporary directory. */
+  mediaPath?: string
+  /** Rate-limit counters shared by every instance on this Redis; in the process without it. */
+  redis?: Redis
 }
+
+/** The development MFA key: anyone who reads this file can decrypt the demo's MFA secrets. */
+const DEMO_MFA_KEY = '6d66612d64656d6f2d6b65792d6368616e67652d6d652d696e2d70726f642121'
+
+/** Where the demo keeps posters when not told: outside the repository, like any upload folder should be. */
+export const DEFAULT_MEDIA_PATH = join(tmpdir(), 'fastify-tablecrud-demo-media')
+
+/**
+ * Uploaded files are served from the API's own origin: an SVG or HTML file must not run script
+ * there, so each is sandboxed and its type is not sniffed (docs/media.md, "Serving files").
+ */
+const MEDIA_HEADERS = Object.freeze({
+  'content-security-policy': "default-src 'none'; img-src 'self'; style-src 'unsafe-inline'; sandbox",
+  'x-content-type-options': 'nosniff'
+})
 
 export const DEMO_USER = Object.freeze({ username: 'demo', password: 'demo-password' })
 
@@ -28,22 +58,34 @@ const superusersOnly: Validator = (_crud, request) => {
 
 /**
  * The movies demo: public read-only tables under `/api`, the same tables writable under
- * `/api/admin` (JWT) and `/api/token` (token auth), both logins, and the docs at `/docs`.
+ * `/api/admin` (JWT) and `/api/token` (token auth), both logins, the docs at `/docs`, and the
+ * browser side under CSRF protection: a login page at `/login/`, logout at `/logout/`, and
+ * `/me/` behind session auth; sign-up at `/register/` (new users are active), and behind session
+ * auth the password change at `/change-password/` and MFA set-up (an authenticator app) at
+ * `/mfa/`, which the session and JWT logins then ask for. Every response is under the CSP and
+ * the rate limits.
  */
 export async function buildDemo (options: DemoOptions): Promise<FastifyInstance> {
   const secret = options.secret ?? 'demo-secret-change-me-in-production-0123456789'
-  const app = Fastify({ logger: options.logger ?? false })
+  const app = Fastify({ logger: options.logger ?? false, frameworkErrors })
+  // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
+  await app.register(errorShape)
   await app.register(fastifyPostgres, {
     connectionString: options.connectionString,
     max: options.max,
     connectionTimeoutMillis: 5000
   })
+  // Every page and route, the docs included, under `default-src 'self'` and the rate limits
+  // (SPEC §5.6, §5.7); the login routes get the login limit.
+  await app.register(csp)
+  await app.register(rateLimit, options.redis === undefined ? {} : { redis: options.redis, nameSpace: 'movies-demo-rl-' })
   await app.register(openApi, {
     routePrefix: '/docs',
     info: { title: 'fastify-tablecrud movies demo', version: '1.0.0', description: 'Directors, studios, movies and roles.' }
   })
   await app.after()
-  await createTables(app.pg, [...tables, userTable, tokenTable])
+  await createTables(app.pg, [...tables, userTable, tokenTable, sessionTable, mfaSecretTable])
+  const totp = authenticatorProvider({ encryptionKey: options.mfaKey ?? DEMO_MFA_KEY, issuer: 'tablecrud demo' })
   await seed(app.pg)
   const users = await app.pg.query('SELECT 1 FROM auth_user WHERE username = $1', [DEMO_USER.username])
   if (users.rowCount === 0) {
@@ -51,23 +93,63 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
     await createToken(app.pg, user.id)
   }
 
-  await app.register(jwtLogin, { prefix: '/login/jwt', secret, expiry: '1h' })
+  // Posters: uploaded through POST <mount>/movies/media/, served here, the key kept in movie.poster.
+  const mediaPath = options.mediaPath ?? DEFAULT_MEDIA_PATH
+  await mkdir(mediaPath, { recursive: true })
+  const posters = localMediaStorage({
+    column: movie.columnMap.get('poster')!,
+    mediaPath,
+    rootUrl: '/media',
+    allowedExtensions: ['png', 'jpg', 'jpeg', 'gif', 'webp']
+  })
+  await app.register(fastifyStatic, {
+    root: mediaPath,
+    prefix: '/media/',
+    index: false,
+    setHeaders: (reply) => { reply.headers(MEDIA_HEADERS) }
+  })
+  const media = (table: unknown): { mediaStorage?: typeof posters[] } => table === movie ? { mediaStorage: [posters] } : {}
+
+  await app.register(jwtLogin, { prefix: '/login/jwt', secret, expiry: '1h', mfaProviders: [totp] })
   await app.register(tokenLogin, { prefix: '/login/token' })
+  // The browser side, under CSRF protection: the login page at /login/ (/login/jwt and
+  // /login/token are other routes, for API clients), logout at /logout/, sign-up at /register/,
+  // and behind the session cookie the /me/ page, the password change and MFA set-up.
+  await app.register(async (site) => {
+    await site.register(csrf)
+    await site.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', mfaProviders: [totp] })
+    await site.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' })
+    await site.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true } })
+    await site.register(async (account) => {
+      await account.register(sessionAuth)
+      await account.register(changePassword, { prefix: '/change-password', loginUrl: '/login/' })
+      await account.register(mfaSetup, { prefix: '/mfa', provider: totp })
+    })
+    await site.register(async (me) => {
+      await me.register(sessionAuth, { increaseExpiry: '30m' })
+      me.get('/', { schema: { summary: 'Who is logged in (a page)', tags: ['sessions'] } }, async (request, reply) => {
+        const user = request.user!
+        const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
+<p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`
+        return reply.type('text/html; charset=utf-8').send(layout({ title: 'Who am I', body }))
+      })
+    }, { prefix: '/me' })
+  })
   await app.register(async (api) => {
     for (const [name, table] of mounts) {
-      await api.register(tableCrud, { table, prefix: `/${name}`, maxJoins: 2 })
+      await api.register(tableCrud, { table, prefix: `/${name}`, maxJoins: 2, ...media(table) })
     }
   }, { prefix: '/api' })
   await app.register(async (admin) => {
     await admin.register(jwtAuth, { secret })
     for (const [name, table] of mounts) {
-      await admin.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, allowBulkDelete: true, maxJoins: 2, validators: { deleteSingle: [superusersOnly], deleteAll: [superusersOnly] } })
+      await admin.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, allowBulkDelete: true, maxJoins: 2, validators: { deleteSingle: [superusersOnly], deleteAll: [superusersOnly] }, ...media(table) })
     }
   }, { prefix: '/api/admin' })
   await app.register(async (tokenApi) => {
     await tokenApi.register(tokenAuth, {})
     for (const [name, table] of mounts) {
-      await tokenApi.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, maxJoins: 2 })
+      await tokenApi.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, maxJoins: 2, ...media(table) })
     }
   }, { prefix: '/api/token' })
   return app

@@ -1,15 +1,23 @@
 /**
  * `npm start`: the movies demo on 127.0.0.1:3000 (PORT, HOST and DATABASE_URL honoured). Without
- * DATABASE_URL it runs on the embedded PostgreSQL, in memory.
+ * DATABASE_URL it runs on the embedded PostgreSQL, in memory. With REDIS_URL the rate limits are
+ * counted in Redis, shared by every instance.
  */
+import { Redis } from 'ioredis'
 import { startEmbeddedPostgres } from '../../index.js'
-import { buildDemo, DEMO_USER } from './app.js'
+import { buildDemo, DEFAULT_MEDIA_PATH, DEMO_USER } from './app.js'
 
 const embedded = process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === '' ? await startEmbeddedPostgres() : null
+const redis = process.env.REDIS_URL === undefined || process.env.REDIS_URL === '' ? undefined : new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 })
+// The limiter logs an outage once; ioredis would print every failed reconnection.
+redis?.on('error', () => {})
 const app = await buildDemo({
+  redis,
   connectionString: embedded?.connectionString ?? process.env.DATABASE_URL!,
   max: embedded === null ? 10 : 1,
-  secret: process.env.JWT_SECRET
+  secret: process.env.JWT_SECRET,
+  mfaKey: process.env.MFA_KEY,
+  mediaPath: process.env.MEDIA_PATH ?? DEFAULT_MEDIA_PATH
 })
 const host = process.env.HOST ?? '127.0.0.1'
 const port = Number(process.env.PORT ?? 3000)
@@ -22,6 +30,9 @@ console.log(`fastify-tablecrud movies demo on ${url} (${embedded === null ? 'DAT
                        e.g. ${url}/api/movies/?__visible_fields=name,director.name&__readable=true&__order=-rating
   Writable (JWT)       ${url}/api/admin/<table>/
   Writable (token)     ${url}/api/token/<table>/
+  Browser login        ${url}/login/   (${DEMO_USER.username} / ${DEMO_USER.password}), then ${url}/me/ shows who is logged in
+  Log out              ${url}/logout/
+  Sign up              ${url}/register/   Change password ${url}/change-password/   MFA set-up ${url}/mfa/
 
   Get a JWT:    curl -s -X POST ${url}/login/jwt -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
   Get a token:  curl -s -X POST ${url}/login/token -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
@@ -31,7 +42,9 @@ Routes under each table prefix (writable ones under /api/admin and /api/token):
   GET / (list, filters, ordering, paging)   POST /   DELETE / (bulk, filtered)
   GET /:id/   PUT /:id/   PATCH /:id/   DELETE /:id/
   GET /count/   GET /ids/   GET /new/   GET /references/   GET /schema/
-Logins: POST /login/jwt, POST /login/token.   OpenAPI document: ${url}/docs/json
+Movie posters:  POST /api/admin/movies/media/ (multipart: column=poster, file=<image>, or "Try it out" in the docs),
+                GET /api/movies/media/url/?column=poster&file_key=<key>; files in ${process.env.MEDIA_PATH ?? DEFAULT_MEDIA_PATH}, served at /media/
+Logins: POST /login/jwt, POST /login/token, POST /login/ (session cookie); POST /logout/.   OpenAPI document: ${url}/docs/json
 
 Ctrl-C stops.`)
 
@@ -40,6 +53,7 @@ async function stop (): Promise<void> {
   if (stopping) return
   stopping = true
   await app.close()
+  redis?.disconnect()
   await embedded?.stop()
   process.exit(0)
 }

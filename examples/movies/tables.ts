@@ -43,6 +43,11 @@ export const movie = defineTable('movie', {
   tags: column.array(column.varchar({ length: 20 })),
   star_votes: column.array(column.array(column.integer()), {
     helpText: 'Votes for 1 to 5 stars: one row for domestic audiences, one for international ones'
+  }),
+  poster: column.varchar({
+    length: 255,
+    null: true,
+    helpText: 'A file key from POST /media/ (a png, jpg, gif or webp image); GET /media/url/ gives its URL'
   })
 }, { readable: { template: '%s (%s)', columns: ['name', 'year'] }, helpText: 'Feature films' })
 

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto'
-import bcrypt from 'bcrypt'
+import type bcryptModule from 'bcrypt'
 import { TABLECRUD_ERR_AUTH_PASSWORD_TOO_LONG, TABLECRUD_ERR_AUTH_PASSWORD_TOO_SHORT } from '../errors.js'
 
 /** Password length limits, in characters (Unicode code points), SPEC §3. */
@@ -50,6 +50,17 @@ function prehash (password: string): string {
   return createHmac('sha256', 'fastify-tablecrud/bcrypt').update(password, 'utf8').digest('base64')
 }
 
+let loaded: Promise<typeof bcryptModule> | undefined
+
+/**
+ * bcrypt, loaded when a password is first hashed or checked: an application with no password
+ * route does not load its native module at start-up (issue 17).
+ */
+async function bcryptLib (): Promise<typeof bcryptModule> {
+  loaded ??= import('bcrypt').then((m) => m.default)
+  return await loaded
+}
+
 /**
  * Hashes a password for the user table after checking its length (6 to 128 characters; a
  * 400 otherwise). The cost defaults to `TABLECRUD_BCRYPT_COST`, else 12.
@@ -57,13 +68,13 @@ function prehash (password: string): string {
  */
 export async function hashPassword (password: string, cost?: number): Promise<string> {
   checkPassword(password)
-  return await bcrypt.hash(prehash(password), resolveCost(cost))
+  return await (await bcryptLib()).hash(prehash(password), resolveCost(cost))
 }
 
 /** Whether `password` is the one `hash` was made from; false for anything that is not a bcrypt hash. */
 export async function verifyPassword (password: string, hash: string): Promise<boolean> {
   try {
-    return await bcrypt.compare(prehash(password), hash)
+    return await (await bcryptLib()).compare(prehash(password), hash)
   } catch {
     return false
   }
@@ -77,6 +88,7 @@ const dummies = new Map<number, Promise<string>>()
  */
 export async function verifyNobody (password: string, cost?: number): Promise<false> {
   const rounds = resolveCost(cost)
+  const bcrypt = await bcryptLib()
   let dummy = dummies.get(rounds)
   if (dummy === undefined) {
     dummy = bcrypt.hash('no user has this password', rounds)

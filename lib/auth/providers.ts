@@ -1,6 +1,6 @@
 import { isBearerToken, safeEqual } from './token.js'
 import { checkLogin, recordLogin, tokenOf, userByToken, type AuthDb, type AuthUser } from './users.js'
-import { userTable } from './tables.js'
+import { userTable } from '../table/auth-tables.js'
 
 /**
  * What a provider is given for each call: the application's database (`fastify.pg`), null when

@@ -1,7 +1,8 @@
 /**
- * The OpenAPI security scheme the auth plugins put on their routes (SPEC §6.21). Routes get
- * `security: [{ bearerAuth: [] }]`; the document must then declare `bearerAuth`, which the
- * OpenAPI integration does for every application in which an auth plugin was registered.
+ * The OpenAPI security schemes the auth plugins put on their routes (SPEC §6.21, §5.1). Routes
+ * get `security: [{ bearerAuth: [] }]` (token and JWT auth) or `[{ cookieAuth: [] }]` (session
+ * auth); the document must then declare the scheme, which the OpenAPI integration does for
+ * every application in which such a plugin was registered.
  */
 export const BEARER_SCHEME_NAME = 'bearerAuth'
 
@@ -11,21 +12,90 @@ export const BEARER_SECURITY_SCHEME = Object.freeze({
   description: 'Authorization: Bearer <token>, from token login or JWT login'
 } as const)
 
+/** The scheme name of session auth with the default cookie `id`. */
+export const COOKIE_SCHEME_NAME = 'cookieAuth'
+
+export interface BearerSecurityScheme { readonly type: 'http', readonly scheme: 'bearer', readonly description: string }
+export interface CookieSecurityScheme { readonly type: 'apiKey', readonly in: 'cookie', readonly name: string, readonly description: string }
+export type SecurityScheme = BearerSecurityScheme | CookieSecurityScheme
+
 /**
- * Applications with an auth plugin, keyed by their HTTP server: every encapsulation context of
+ * The schemes of each application, keyed by its HTTP server: every encapsulation context of
  * one Fastify application shares `fastify.server`, so any context can record and any can ask.
  */
-const bearerApplications = new WeakSet<object>()
+const applications = new WeakMap<object, Map<string, SecurityScheme>>()
+
+/** Records that the application's routes may refer to the scheme `name`. */
+export function recordSecurityScheme (server: object, name: string, scheme: SecurityScheme): void {
+  let schemes = applications.get(server)
+  if (schemes === undefined) applications.set(server, schemes = new Map())
+  schemes.set(name, scheme)
+}
 
 export function recordBearerAuth (server: object): void {
-  bearerApplications.add(server)
+  recordSecurityScheme(server, BEARER_SCHEME_NAME, BEARER_SECURITY_SCHEME)
+}
+
+/**
+ * Records that session auth with this cookie protects routes of the application, and returns
+ * the scheme name its routes refer to: `cookieAuth` for the default cookie `id`, else
+ * `cookieAuth_<cookieName>`, so two session auths with different cookies are told apart.
+ */
+export function recordCookieAuth (server: object, cookieName: string): string {
+  const name = cookieName === 'id' ? COOKIE_SCHEME_NAME : `${COOKIE_SCHEME_NAME}_${cookieName}`
+  recordSecurityScheme(server, name, Object.freeze({
+    type: 'apiKey', in: 'cookie', name: cookieName, description: `The session cookie ${cookieName}, from session login`
+  }))
+  return name
 }
 
 /**
  * The `components.securitySchemes` the application's OpenAPI document needs:
- * `{ bearerAuth: { type: 'http', scheme: 'bearer' } }` once an auth plugin is registered, else `{}`.
+ * `{ bearerAuth: { type: 'http', scheme: 'bearer' } }` once a bearer auth plugin is registered,
+ * `{ cookieAuth: { type: 'apiKey', in: 'cookie', name: 'id' } }` once session auth is, else `{}`.
  * @example openapi.components.securitySchemes = { ...securitySchemesOf(app.server), ...mine }
  */
-export function securitySchemesOf (server: object): Record<string, typeof BEARER_SECURITY_SCHEME> {
-  return bearerApplications.has(server) ? { [BEARER_SCHEME_NAME]: BEARER_SECURITY_SCHEME } : {}
+export function securitySchemesOf (server: object): Record<string, SecurityScheme> {
+  return Object.fromEntries(applications.get(server) ?? [])
+}
+
+/** What @fastify/swagger gives a route-level `swaggerTransform` (`swaggerObject` in Swagger 2.0 mode). */
+export interface SwaggerTransformArgs {
+  schema: unknown
+  url: string
+  route: unknown
+  openapiObject?: { components?: { securitySchemes?: Record<string, unknown>, [key: string]: unknown } }
+  [key: string]: unknown
+}
+
+export type SwaggerTransformFn = (args: SwaggerTransformArgs) => { schema?: unknown, url?: string }
+
+/** The document-wide transform of the `openApi` plugin, which route-level transforms must not bypass. */
+const documentTransforms = new WeakMap<object, SwaggerTransformFn>()
+
+export function recordDocumentTransform (server: object, transform: SwaggerTransformFn): void {
+  documentTransforms.set(server, transform)
+}
+
+/**
+ * A route-level `swaggerTransform` for a protected route. @fastify/swagger reads the scheme of
+ * each `security` entry while it builds the operation, and throws (a 500 on the document) when
+ * the document does not declare it; the route-level transform is the one hook that runs
+ * before, with the document in hand, whether @fastify/swagger was registered through `openApi`
+ * or directly. It declares the application's schemes (keeping any the integrator declared),
+ * then does what would have run without it: the route's own transform, else `openApi`'s.
+ * A `transform` given to @fastify/swagger directly does not run for protected routes (it
+ * cannot be reached from here; docs/openapi.md says so).
+ */
+export function securedSwaggerTransform (server: object, own: unknown): SwaggerTransformFn {
+  return (args) => {
+    const document = args.openapiObject
+    if (document !== undefined) {
+      const components = document.components ??= {}
+      components.securitySchemes = { ...securitySchemesOf(server), ...components.securitySchemes }
+    }
+    if (typeof own === 'function') return (own as SwaggerTransformFn)(args)
+    if (own === false) return {}
+    return documentTransforms.get(server)?.(args) ?? {}
+  }
 }

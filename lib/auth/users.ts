@@ -1,8 +1,8 @@
 import * as sql from '../sql/auth.js'
-import type { Statement } from '../sql/select.js'
+import type { Statement } from '../table/statement.js'
 import type { Table } from '../table/index.js'
 import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './password.js'
-import { AUTH_COLUMNS } from './tables.js'
+import { AUTH_COLUMNS } from '../table/auth-tables.js'
 import { generateToken } from './token.js'
 
 /**

@@ -1,85 +1,37 @@
-import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
-import { scalarOf, dimensions, type ColumnSpec } from '../table/column.js'
+import { quoteIdent } from '../sql/identifier.js'
+import type { ColumnSpec } from '../table/column.js'
+import { sqlLiteral, typeOf } from '../table/column-types.js'
 import { targetOf, type Table, type TableColumn } from '../table/table.js'
-import { parseNumeric, parseTimestamp } from '../values/index.js'
 
 /** Anything with pg's `query(text)`: a Pool, a client or `fastify.pg` (SPEC §6.23). */
 export interface Queryable {
   query: (text: string, values?: unknown[]) => Promise<unknown>
 }
 
-const SCALAR_TYPES: Record<string, (c: ColumnSpec) => string> = {
-  serial: () => 'serial',
-  integer: () => 'integer',
-  real: () => 'real',
-  numeric: (c) => `numeric(${c.digits![0]}, ${c.digits![1]})`,
-  boolean: () => 'boolean',
-  varchar: (c) => `varchar(${c.length})`,
-  text: () => 'text',
-  email: () => 'text',
-  timestamp: () => 'timestamp'
-}
-
-/** The SQL type of a column; a ForeignKey takes its target key's type (a Serial as integer). */
+/** The SQL type of a column, from its type's descriptor (a ForeignKey takes its target key's type). */
 export function sqlType (table: Table, column: TableColumn): string {
-  if (column.type === 'foreignKey') {
-    const key = targetOf(table, column).primaryKey
-    return key.type === 'serial' ? 'integer' : SCALAR_TYPES[key.type]!(key)
-  }
-  return SCALAR_TYPES[scalarOf(column).type]!(scalarOf(column)) + '[]'.repeat(dimensions(column))
-}
-
-/** The `now` default of a timestamp, in UTC like every timestamp this library writes. */
-const NOW = "(now() AT TIME ZONE 'utc')"
-
-/** The default a NOT NULL column gets when none is declared (SPEC §6.2). */
-function typeDefault (column: ColumnSpec): string | null {
-  switch (column.type) {
-    case 'varchar': case 'text': return "''"
-    case 'integer': case 'real': case 'numeric': return '0'
-    case 'boolean': return 'false'
-    case 'timestamp': return NOW
-    case 'array': return "'{}'"
-    default: return null
-  }
+  // Resolving the target here checks a thunk's answer, with the table and column in the error.
+  if (column.type === 'foreignKey') targetOf(table, column)
+  return typeOf(column).sql(column)
 }
 
 /** A declared default as a SQL literal; the value comes from code, never from a request. */
 function literal (column: ColumnSpec, value: unknown, where: string): string {
-  if (value === null) return 'NULL'
-  switch (column.type) {
-    case 'integer': case 'real':
-      if (typeof value === 'number' && Number.isFinite(value)) return String(value)
-      break
-    case 'numeric': {
-      const text = parseNumeric(value, column.digits![0], column.digits![1])
-      if (text !== undefined) return text
-      break
-    }
-    case 'boolean':
-      if (typeof value === 'boolean') return String(value)
-      break
-    case 'varchar': case 'text': case 'email':
-      if (typeof value === 'string') return quoteLiteral(value)
-      break
-    case 'timestamp':
-      if (value === 'now') return NOW
-      if (typeof value === 'string' && parseTimestamp(value) !== undefined) return quoteLiteral(parseTimestamp(value)!)
-      break
-    case 'array':
-      if (Array.isArray(value)) return `ARRAY[${value.map((v) => literal(column.element!, v, where)).join(', ')}]`
-      break
-  }
-  throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
+  const text = sqlLiteral(column, value)
+  if (text === undefined) throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
+  return text
 }
 
-function columnDefault (table: Table, column: TableColumn): string | null {
+/** The DEFAULT expression `createTables` writes for a column, or null. */
+export function columnDefault (table: Table, column: TableColumn): string | null {
   if (column.hasDefault) {
     const value = literal(column, column.default, `Table ${table.name}, column ${column.name}`)
     // An empty ARRAY[] has no element type; an empty array literal takes the column's.
     return value === 'ARRAY[]' ? "'{}'" : value
   }
-  return column.nullable || column.primaryKey ? null : typeDefault(column)
+  if (column.primaryKey) return typeOf(column).key!.sqlDefault
+  // A column with choices has no type default (SPEC §6.2): `''` is not one of its choices.
+  return column.nullable || column.choices !== null ? null : typeOf(column).sqlBlank
 }
 
 function foreignKeyClause (table: Table, column: TableColumn): string {

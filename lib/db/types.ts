@@ -1,20 +1,18 @@
 import pg from 'pg'
-import { formatTimestamp } from '../values/index.js'
-
-const TIMESTAMP = 1114
-const TIMESTAMP_ARRAY = 1115
-const NUMERIC_ARRAY = 1231
+import { COLUMN_TYPES } from '../table/column-types.js'
 
 type Parser = (text: string) => unknown
 
 const arrayOf = (parse: Parser): Parser => (text) => (pg.types as any).arrayParser.create(text, parse).parse()
-const identity: Parser = (text) => text
 
-const overrides = new Map<number, Parser>([
-  [TIMESTAMP, formatTimestamp],
-  [TIMESTAMP_ARRAY, arrayOf(formatTimestamp)],
-  [NUMERIC_ARRAY, arrayOf(identity)]
-])
+/** Each column type's own reader, where its descriptor has one (lib/table/column-types.ts). */
+const overrides = new Map<number, Parser>()
+for (const type of Object.values(COLUMN_TYPES)) {
+  const read = type.read
+  if (read === null) continue
+  if (read.oid !== null) overrides.set(read.oid, read.parse)
+  if (read.arrayOid !== null) overrides.set(read.arrayOid, arrayOf(read.parse))
+}
 
 /**
  * Per-query type parsers (pg's `types` query option), so values come back as SPEC §2.2 says

@@ -1,25 +1,17 @@
 import type { ColumnSpec } from '../table/column.js'
+import { typeOf, type Operator } from '../table/column-types.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
 
-export const OPERATORS = Object.freeze(['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null'] as const)
-export type Operator = typeof OPERATORS[number]
+export { MATCH_TYPES, OPERATORS, type MatchType, type Operator } from '../table/column-types.js'
 
-export const MATCH_TYPES = Object.freeze(['contains', 'exact', 'starts', 'ends'] as const)
-export type MatchType = typeof MATCH_TYPES[number]
-
-const ORDERED = Object.freeze(['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null'] as const)
-const UNORDERED = Object.freeze(['e', 'ne', 'is_null', 'not_null'] as const)
-const ORDERED_TYPES = new Set(['serial', 'integer', 'real', 'numeric', 'timestamp', 'foreignKey'])
-const TEXT_TYPES = new Set(['varchar', 'text', 'email'])
-
-/** Varchar, Text and Email: filtered by match type. */
+/** Varchar, Text and Email: filtered by match type (the type's descriptor says). */
 export function isText (column: ColumnSpec): boolean {
-  return TEXT_TYPES.has(column.type)
+  return typeOf(column).matches
 }
 
-/** The operators a filter on this column accepts (SPEC §2.3): ordering ones on numbers, dates and keys only. */
+/** The operators a filter on this column accepts (SPEC §2.3), as its type's descriptor says. */
 export function operatorsFor (column: ColumnSpec): readonly Operator[] {
-  return column.type !== 'array' && ORDERED_TYPES.has(column.type) ? ORDERED : UNORDERED
+  return typeOf(column).operators(column)
 }
 
 /** One name `__visible_fields` and `__order` accept: a path of ForeignKeys, then a column. */

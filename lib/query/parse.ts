@@ -2,23 +2,42 @@ import {
   TABLECRUD_ERR_QS_INVALID_BOOLEAN, TABLECRUD_ERR_QS_INVALID_NUMBER, TABLECRUD_ERR_QS_INVALID_PAGE,
   TABLECRUD_ERR_QS_INVALID_PAGE_SIZE, TABLECRUD_ERR_QS_INVALID_STRING, TABLECRUD_ERR_QS_INVALID_VALUE,
   TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE, TABLECRUD_ERR_QS_MAX_JOIN_DEPTH, TABLECRUD_ERR_QS_MISSING_VALUE,
-  TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE, TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_UNKNOWN_FIELD,
-  TABLECRUD_ERR_QS_UNKNOWN_MATCH, TABLECRUD_ERR_QS_UNKNOWN_OPERATOR, TABLECRUD_ERR_ID_INVALID, withBody
+  TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE, TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_TOO_MANY_VALUES, TABLECRUD_ERR_QS_UNKNOWN_FIELD,
+  TABLECRUD_ERR_QS_UNKNOWN_MATCH, TABLECRUD_ERR_QS_UNKNOWN_OPERATOR, TABLECRUD_ERR_ID_INVALID, withBody,
+  TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT
 } from '../errors.js'
-import { scalarOf, type ColumnSpec } from '../table/column.js'
-import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
-import { DECIMAL_TEXT, parseBoolean, parseInteger, parseReal, parseTimestamp } from '../values/index.js'
+import { cursorKey, openCursor, type CursorValues } from './cursor.js'
+import { LIST_OPERATORS, typeOf } from '../table/column-types.js'
+import { visibleColumns, type Table, type TableColumn } from '../table/table.js'
+import { parseBoolean, parseInteger } from '../values/index.js'
 import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 
 /** What Fastify's query-string parser gives: repeated keys become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>
 
+/**
+ * What a filter does, decided once here so the compiler only writes it: `compare` a value
+ * with an operator, `like` a text column by its match type (`e` on text, match other than
+ * exact), `contains` every value of an array column (or not, with `ne`), `null` checks,
+ * `list` one of several values (`in`) or none of them (`not_in`).
+ */
+export type FilterKind = 'compare' | 'like' | 'contains' | 'null' | 'list'
+
 export interface Filter {
+  readonly kind: FilterKind
   readonly column: TableColumn
   readonly operator: Operator
   readonly match: MatchType
-  /** Parsed values: none for is_null/not_null, several only for array columns. */
+  /** Parsed values: none for is_null/not_null, several only for array columns and `in`/`not_in`. */
   readonly values: readonly unknown[]
+}
+
+function filterKind (column: TableColumn, operator: Operator, match: MatchType): FilterKind {
+  if (operator === 'is_null' || operator === 'not_null') return 'null'
+  // Before the array case: an array column refuses these operators later, by its descriptor.
+  if (LIST_OPERATORS.includes(operator)) return 'list'
+  if (column.type === 'array') return 'contains'
+  return operator === 'e' && match !== 'exact' && isText(column) ? 'like' : 'compare'
 }
 
 export interface OrderBy {
@@ -36,7 +55,19 @@ export interface ListQuery {
   readonly pageSize: number
   readonly rangeHeader: boolean
   readonly rangeHeaderName: string
+  /**
+   * Keyset paging (SPEC §7.1): null without `__cursor`; `after` null for the first page, else
+   * the sort-key values of the last row of the previous one.
+   */
+  readonly cursor: { readonly after: CursorValues | null } | null
+  /** What the cursor of this query is bound to: table, order, filters and their values. */
+  readonly binding: string
+  /** `__format` (SPEC §7.5), or null when absent (the Accept header decides). */
+  readonly format: ExportFormat | 'json' | null
 }
+
+export type ExportFormat = 'ndjson' | 'csv'
+const FORMATS = new Set(['json', 'ndjson', 'csv'])
 
 export interface SingleQuery {
   readonly fields: readonly FieldPath[] | null
@@ -60,9 +91,11 @@ export interface QueryContext {
   /** `visible_fields_options`, by name. */
   readonly fields: ReadonlyMap<string, FieldPath>
   readonly fieldNames: readonly string[]
+  /** The AES key that seals keyset cursors (lib/query/cursor.ts). */
+  readonly cursorKey: Buffer
 }
 
-export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean }): QueryContext {
+export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean, cursorSecret?: string }): QueryContext {
   const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets)
   return {
     table,
@@ -71,11 +104,12 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
     maxJoins: options.maxJoins,
     filterable: new Map(visibleColumns(table, options.excludeSecrets).map((c) => [c.name, c])),
     fields: new Map(fields.map((f) => [f.name, f])),
-    fieldNames: fields.map((f) => f.name)
+    fieldNames: fields.map((f) => f.name),
+    cursorKey: cursorKey(options.cursorSecret)
   }
 }
 
-const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name'])
+const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name', '__cursor', '__format'])
 const OPERATOR_SET = new Set<string>(OPERATORS)
 const MATCH_SET = new Set<string>(MATCH_TYPES)
 
@@ -116,35 +150,11 @@ function flag (key: string, value: string | string[] | undefined): boolean {
   return parsed
 }
 
-/** A filter value for a column of this type, or undefined when it is not one. */
-function parseScalar (table: Table, column: ColumnSpec & { name?: string }, text: string): unknown {
-  switch (column.type) {
-    case 'serial': case 'integer': return parseInteger(text)
-    case 'real': return parseReal(text)
-    case 'numeric': return DECIMAL_TEXT.test(text) ? text : undefined
-    case 'boolean': return parseBoolean(text)
-    case 'timestamp': return parseTimestamp(text)
-    case 'foreignKey': return parseScalar(table, targetOf(table, column as TableColumn).primaryKey, text)
-    default: return text.includes('\0') ? undefined : text
-  }
-}
-
-/** What a filter value must be, in words, for the 400 that refuses one. */
-function expected (table: Table, column: ColumnSpec): string {
-  switch (column.type) {
-    case 'serial': case 'integer': return '32-bit integer'
-    case 'real': return 'number'
-    case 'numeric': return 'decimal number'
-    case 'boolean': return 'boolean (true, false, 1, 0, t, f, yes, no)'
-    case 'timestamp': return 'ISO 8601 date or date-time'
-    case 'foreignKey': return expected(table, targetOf(table, column as TableColumn).primaryKey)
-    default: return 'string without NUL characters'
-  }
-}
-
-function parseValue (ctx: QueryContext, column: TableColumn, text: string): unknown {
-  const value = parseScalar(ctx.table, scalarOf(column), text)
-  if (value === undefined) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(text), column.name, expected(ctx.table, scalarOf(column)))
+/** A filter value as its column's type reads it (an array's: one element), or a 400 naming the form wanted. */
+function parseValue (column: TableColumn, text: string): unknown {
+  const type = typeOf(column)
+  const value = type.parse(column, text)
+  if (value === undefined) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(text), column.name, type.expected(column))
   return value
 }
 
@@ -225,9 +235,11 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
       matches.set(name, match as MatchType)
     } else {
       const column = columnOf(key)
+      // Repeated, empty values included (`name=&name=x`, SPEC §6.8), unless the operator takes a list (§7.6).
+      if (column.type !== 'array' && all(value).length > 1 && !listed(raw, key)) throw new TABLECRUD_ERR_QS_REPEATED(key)
       // An empty value is no filter: an HTML form sends its empty fields.
       const given = all(value).filter((v) => v !== '')
-      if (column.type !== 'array' && given.length > 1) throw new TABLECRUD_ERR_QS_REPEATED(key)
+      if (given.length > ctx.maxPageSize) throw new TABLECRUD_ERR_QS_TOO_MANY_VALUES(key, ctx.maxPageSize)
       if (given.length > 0) values.set(key, given)
     }
   }
@@ -236,16 +248,31 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     const column = ctx.filterable.get(name)!
     const operator = operators.get(name) ?? 'e'
     const texts = values.get(name) ?? []
-    const nullCheck = operator === 'is_null' || operator === 'not_null'
+    const match = matches.get(name) ?? 'contains'
+    const kind = filterKind(column, operator, match)
+    const nullCheck = kind === 'null'
     if (!nullCheck && texts.length === 0) throw new TABLECRUD_ERR_QS_MISSING_VALUE(name, operator, name)
+    // The default `e` too: a JSONB column takes no value at all.
+    if (!operatorsFor(column).includes(operator)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(operator, name, column.type)
     filters.push({
+      kind,
       column,
       operator,
-      match: matches.get(name) ?? 'contains',
-      values: nullCheck ? [] : texts.map((text) => parseValue(ctx, column, text))
+      match,
+      values: nullCheck ? [] : texts.map((text) => parseValue(column, text))
     })
   }
   return filters
+}
+
+/**
+ * Whether a filter's operator is `in` or `not_in`, the only ones whose value may repeat
+ * (SPEC §7.6). Read from the raw query, since the value may come before its operator; an
+ * operator that is itself repeated or unknown is refused by the operator's own check.
+ */
+function listed (raw: RawQuery, name: string): boolean {
+  const op = own(raw, `${name}__operator`)
+  return typeof op === 'string' && (LIST_OPERATORS as readonly string[]).includes(op)
 }
 
 /** What Node lets a header value hold; anything else (CR, LF, past Latin-1) makes it throw while replying, a 500. */
@@ -257,9 +284,16 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
   const name = single('__range_header_name', own(raw, '__range_header_name'))
   if (name?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('__range_header_name')
   if (name !== undefined && !HEADER_TEXT.test(name)) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(name), '__range_header_name', 'header value')
+  const order = parseOrder(ctx, own(raw, '__order'))
+  const binding = bindingOf(ctx, filters, order)
+  const format = single('__format', own(raw, '__format'))
+  if (format !== undefined && !FORMATS.has(format)) throw new TABLECRUD_ERR_QS_INVALID_FORMAT()
   return {
     filters,
-    order: parseOrder(ctx, own(raw, '__order')),
+    order,
+    binding,
+    cursor: parseCursor(ctx, raw, binding, order.length),
+    format: (format ?? null) as ListQuery['format'],
     fields: parseFields(ctx, own(raw, '__visible_fields')),
     readable: flag('__readable', own(raw, '__readable')),
     page: positive('__page', own(raw, '__page'), 1, 2147483647),
@@ -267,6 +301,27 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
     rangeHeader: flag('__range_header', own(raw, '__range_header')),
     rangeHeaderName: name === undefined || name === '' ? ctx.table.name : name
   }
+}
+
+/**
+ * What a cursor is made for: the table, the sort keys and the filters with their values. A
+ * cursor opened with another binding fails its authentication (lib/query/cursor.ts).
+ */
+function bindingOf (ctx: QueryContext, filters: readonly Filter[], order: readonly OrderBy[]): string {
+  const sorted = order.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')
+  // Values as the parser made them; bigints (int8 keys) have no JSON form of their own.
+  const filtered = JSON.stringify(filters.map((f) => [f.column.name, f.operator, f.match, f.values]), (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
+  return `${ctx.table.name}\0${sorted}\0${filtered}`
+}
+
+function parseCursor (ctx: QueryContext, raw: RawQuery, binding: string, length: number): ListQuery['cursor'] {
+  const text = single('__cursor', own(raw, '__cursor'))
+  if (text === undefined) return null
+  if (own(raw, '__page') !== undefined) throw new TABLECRUD_ERR_QS_CURSOR_WITH_PAGE()
+  if (text === '') return { after: null }
+  const after = openCursor(ctx.cursorKey, binding, text, length)
+  if (after === undefined) throw new TABLECRUD_ERR_QS_INVALID_CURSOR()
+  return { after }
 }
 
 /** GET `/count/` and bulk DELETE: the filters only; control parameters are not validated (SPEC §6.12). */
@@ -305,11 +360,7 @@ export function parseIdsQuery (ctx: QueryContext, raw: RawQuery): IdsQuery {
 /** A path id as the primary key's type (SPEC §6.11), or a 400 `The ID is invalid`. */
 export function parseId (table: Table, text: string): number | string {
   const key = table.primaryKey
-  if (key.type === 'serial' || key.type === 'integer') {
-    const n = parseInteger(text)
-    if (n === undefined || (key.type === 'serial' && n <= 0)) throw new TABLECRUD_ERR_ID_INVALID()
-    return n
-  }
-  if (text === '' || text.includes('\0') || (key.type === 'varchar' && [...text].length > key.length!)) throw new TABLECRUD_ERR_ID_INVALID()
-  return text
+  const id = typeOf(key).key!.parse(key, text)
+  if (id === undefined) throw new TABLECRUD_ERR_ID_INVALID()
+  return id as number | string
 }

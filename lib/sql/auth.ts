@@ -1,7 +1,7 @@
-import { tokenTable, userTable } from '../auth/tables.js'
+import { tokenTable, userTable } from '../table/auth-tables.js'
 import type { Table } from '../table/table.js'
 import { quoteIdent as q } from './identifier.js'
-import type { Statement } from './select.js'
+import type { Statement } from '../table/statement.js'
 
 /** The statements of the auth helpers and plugins, on the built-in tables or an `authTable`. */
 

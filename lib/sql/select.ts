@@ -1,94 +1,20 @@
 import type { FieldPath } from '../query/fields.js'
 import type { Filter, IdsQuery, ListQuery, QueryContext, SingleQuery } from '../query/parse.js'
 import { targetOf, visibleColumns, type Readable, type Table, type TableColumn } from '../table/table.js'
+import type { SelectStatement, Shape, Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
+import { Params, Values } from './params.js'
+import { filtersKey, likeEscape, where } from './where.js'
 
-export interface Statement {
-  readonly text: string
-  readonly values: readonly unknown[]
-}
+export { whereClause } from './where.js'
 
-/** Where each selected column goes in a response row: `director.name` -> `{ director: { name } }`. */
-export interface Shape {
-  /** Where each selected column goes; a nested one is a path. */
-  readonly paths: ReadonlyArray<readonly string[]>
-  /** The column aliases, in select order. */
-  readonly aliases: readonly string[]
-  /** What each path holds: a table's column, or null for a readable representation (text). */
-  readonly sources: ReadonlyArray<{ readonly table: Table, readonly column: TableColumn } | null>
-  /** True when every path is one key long, so rows from pg are already the response rows. */
-  readonly flat: boolean
-  /** Identifies the shape, for caching its serialiser. */
-  readonly key: string
-}
-
-export interface SelectStatement extends Statement {
-  readonly shape: Shape
+/** A page of rows: the statement, and the offset it starts at (for `Content-Range`). */
+export interface ListStatement extends SelectStatement {
+  readonly offset: number
 }
 
 /** The alias of the total column `count(*) OVER ()`: `__` cannot start a column name. */
 export const TOTAL = '__total'
-
-class Builder {
-  readonly values: unknown[] = []
-  param (value: unknown): string {
-    this.values.push(value)
-    return `$${this.values.length}`
-  }
-}
-
-const ORDERED_SQL = new Map([['lt', '<'], ['lte', '<='], ['gt', '>'], ['gte', '>='], ['e', '='], ['ne', '<>']])
-
-/** `%`, `_` and `\` are literal in a match value (SPEC §2.3). */
-function likeEscape (value: string): string {
-  return value.replace(/[\\%_]/g, (c) => `\\${c}`)
-}
-
-const LIKE = new Map([
-  ['contains', (v: string) => `%${likeEscape(v)}%`],
-  ['starts', (v: string) => `${likeEscape(v)}%`],
-  ['ends', (v: string) => `%${likeEscape(v)}`]
-])
-
-const TEXT_TYPES = new Set(['varchar', 'text', 'email'])
-
-/** Whether a filter is a LIKE match: `e` on a text column with a match type other than exact. */
-function isLike (filter: Filter): boolean {
-  return filter.operator === 'e' && LIKE.has(filter.match) && TEXT_TYPES.has(filter.column.type)
-}
-
-/** The one parameter a filter sends (none for is_null and not_null). */
-function filterParam (filter: Filter): unknown {
-  if (filter.column.type === 'array') return filter.values
-  return isLike(filter) ? LIKE.get(filter.match)!(filter.values[0] as string) : filter.values[0]
-}
-
-function filterParams (filters: readonly Filter[]): unknown[] {
-  const values: unknown[] = []
-  for (const f of filters) if (f.operator !== 'is_null' && f.operator !== 'not_null') values.push(filterParam(f))
-  return values
-}
-
-function condition (b: Builder, filter: Filter, alias: string): string {
-  const col = `${alias}.${quoteIdent(filter.column.name)}`
-  const { operator } = filter
-  if (operator === 'is_null') return `${col} IS NULL`
-  if (operator === 'not_null') return `${col} IS NOT NULL`
-  const param = b.param(filterParam(filter))
-  // Containment looks at every element, whatever the depth, and wants each value present.
-  if (filter.column.type === 'array') return operator === 'ne' ? `NOT (${col} @> ${param})` : `${col} @> ${param}`
-  return isLike(filter) ? `${col} ILIKE ${param}` : `${col} ${ORDERED_SQL.get(operator)!} ${param}`
-}
-
-function where (b: Builder, filters: readonly Filter[]): string {
-  return filters.length === 0 ? '' : ` WHERE ${filters.map((f) => condition(b, f, 't0')).join(' AND ')}`
-}
-
-/** The WHERE clause of filters on the table aliased `t0`, with its parameters from $1. */
-export function whereClause (filters: readonly Filter[]): Statement {
-  const b = new Builder()
-  return { text: where(b, filters), values: b.values }
-}
 
 /** The readable representation in SQL: `format()` renders NULL as '' (SPEC §2.12). */
 export function readableSql (readable: Readable, alias: string): string {
@@ -174,28 +100,42 @@ function orderBy (order: ListQuery['order'], joins: Joins): string {
   return order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')
 }
 
-/**
- * SQL text and shape by query shape, per TableCRUD context: a statement's text depends on the
- * columns, operators, fields, order and flags of a query, never on its values, so a shape
- * seen before reuses its text and only gathers the values again.
- */
-const texts = new WeakMap<QueryContext, Map<string, { text: string, shape: Shape | null }>>()
+/** A cached statement: its text, the shape of its rows, and how to fetch its values from an input. */
+interface Cached<I> {
+  readonly text: string
+  readonly shape: Shape
+  readonly params: Params<I>
+}
+
 const MAX_SHAPES = 1000
 
-function memo (ctx: QueryContext, key: string, build: () => { text: string, shape: Shape | null }): { text: string, shape: Shape | null } {
-  let byKey = texts.get(ctx)
-  if (byKey === undefined) texts.set(ctx, byKey = new Map())
-  let found = byKey.get(key)
-  if (found === undefined) {
-    found = build()
-    if (byKey.size < MAX_SHAPES) byKey.set(key, found)
+/**
+ * SQL text, row shape and parameters by query shape, per TableCRUD context: a statement's text
+ * depends on the columns, operators, filter kinds, fields, order and flags of a query, never
+ * on its values, so a shape seen before reuses its text and only fetches the values.
+ */
+function shapeCache<I> (): (ctx: QueryContext, key: string, build: () => Cached<I>) => Cached<I> {
+  const byContext = new WeakMap<QueryContext, Map<string, Cached<I>>>()
+  return (ctx, key, build) => {
+    let byKey = byContext.get(ctx)
+    if (byKey === undefined) byContext.set(ctx, byKey = new Map())
+    let found = byKey.get(key)
+    if (found === undefined) {
+      found = build()
+      if (byKey.size < MAX_SHAPES) byKey.set(key, found)
+    }
+    return found
   }
-  return found
 }
 
-function filtersKey (filters: readonly Filter[]): string {
-  return filters.map((f) => `${f.column.name}:${f.operator}:${isLike(f) ? 'like' : ''}`).join('&')
-}
+/** What the parameters of a page are fetched from. */
+interface Page { readonly filters: readonly Filter[], readonly limit: number, readonly offset: number }
+
+const listCache = shapeCache<Page>()
+const countCache = shapeCache<readonly Filter[]>()
+const singleCache = shapeCache<unknown>()
+
+const NO_SHAPE: Shape = Object.freeze({ paths: [], aliases: [], sources: [], flat: true, key: '' })
 
 function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): string {
   return `${fields === null ? '*' : fields.map((f) => f.name).join(',')}|${readable}`
@@ -205,56 +145,145 @@ function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): str
  * GET `/`: one statement, with the total of the filtered rows as a window column when asked
  * for (SPEC §2.3), so the page and its total take one round trip.
  */
-export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boolean): SelectStatement {
-  const key = `list|${withTotal}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${query.order.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')}`
-  const { text, shape } = memo(ctx, key, () => {
-    const b = new Builder()
+export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boolean): ListStatement {
+  const key = `list|${withTotal}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const { text, shape, params } = listCache(ctx, key, () => {
+    const params = new Params<Page>()
     const joins = new Joins()
     const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
     const order = orderBy(query.order, joins)
-    const filter = where(b, query.filters)
-    const limit = b.param(query.pageSize)
-    const offset = b.param(0)
+    const filter = where(params, query.filters, (page) => page.filters)
+    const limit = params.add((page) => page.limit)
+    const offset = params.add((page) => page.offset)
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
-    return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape }
+    return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape, params }
   })
-  const values = filterParams(query.filters)
-  values.push(query.pageSize, (query.page - 1) * query.pageSize)
-  return Object.freeze({ text, values, shape: shape! })
+  const offset = (query.page - 1) * query.pageSize
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset }), shape, offset })
+}
+
+/** The alias of the i-th sort key's text, selected beside the row for the next cursor. */
+export const sortKeyAlias = (i: number): string => `__k${i}`
+
+/** A keyset page: the page holds one row more than asked, which says whether a next page exists. */
+export interface KeysetStatement extends SelectStatement {
+  /** The number of sort keys; the row carries their text as `__k0`...`__k<n-1>`. */
+  readonly keys: number
+}
+
+interface Keyset { readonly filters: readonly Filter[], readonly after: readonly string[], readonly limit: number }
+
+const keysetCache = shapeCache<Keyset>()
+
+/**
+ * GET `/` with `__cursor` (SPEC §7.1): the rows after the cursor's sort-key values. Mixed
+ * directions and NULLs rule out a row-value comparison, so the predicate is the OR-chain
+ * "k1 after v1, or k1 = v1 and k2 after v2, ..." where "after" follows where PostgreSQL sorts
+ * NULLs (last ascending, first descending) and a NULL value compares by IS [NOT] NULL. Which
+ * values are NULL changes the text (part of the cache key); the others are bound as text
+ * parameters whose type PostgreSQL infers from the column they are compared with, and the key
+ * columns are selected as text, so every type round-trips exactly (microseconds, floats).
+ */
+export function compileKeyset (ctx: QueryContext, query: ListQuery, after: ReadonlyArray<string | null> | null, limit: number): KeysetStatement {
+  const nulls = after === null ? 'first' : after.map((v) => v === null ? 'n' : 'v').join('')
+  const key = `keyset|${nulls}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const { text, shape, params } = keysetCache(ctx, key, () => {
+    const params = new Params<Keyset>()
+    const joins = new Joins()
+    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+    const columns = query.order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)}`)
+    const keys = columns.map((c, i) => `${c}::text AS ${sortKeyAlias(i)}`).join(', ')
+    const order = orderBy(query.order, joins)
+    const filter = where(params, query.filters, (input) => input.filters)
+    let seek = ''
+    if (after !== null) {
+      // Values are fetched by position; NULL ones have no parameter.
+      const value = (i: number): string => params.add((input) => input.after[i])
+      const branches = columns.map((column, i) => {
+        const descending = query.order[i]!.descending
+        // Nothing sorts after a NULL ascending (NULLs last): no branch, and no parameter left unused.
+        if (after[i] === null && !descending) return null
+        const equal = columns.slice(0, i).map((c, j) => after[j] === null ? `${c} IS NULL` : `${c} = ${value(j)}`)
+        const beyond = after[i] === null
+          ? `${column} IS NOT NULL`
+          : (descending ? `${column} < ${value(i)}` : `(${column} > ${value(i)} OR ${column} IS NULL)`)
+        return [...equal, beyond].join(' AND ')
+      }).filter((b): b is string => b !== null)
+      const predicate = branches.length === 0 ? 'FALSE' : branches.map((b) => `(${b})`).join(' OR ')
+      seek = `${filter === '' ? ' WHERE' : ' AND'} (${predicate})`
+    }
+    const text = `SELECT ${list}, ${keys} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${seek} ORDER BY ${order} LIMIT ${params.add((input) => input.limit)}`
+    return { text, shape, params }
+  })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit }), shape, keys: query.order.length })
+}
+
+/**
+ * Streaming export (SPEC §7.5): every row matching the filters in the query's order, capped at
+ * `limit` rows when the table sets `maxExportRows`.
+ */
+export function compileExport (ctx: QueryContext, query: ListQuery, limit: number | null): SelectStatement {
+  const key = `export|${limit === null}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const { text, shape, params } = listCache(ctx, key, () => {
+    const params = new Params<Page>()
+    const joins = new Joins()
+    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+    const order = orderBy(query.order, joins)
+    const filter = where(params, query.filters, (page) => page.filters)
+    const cap = limit === null ? '' : ` LIMIT ${params.add((page) => page.limit)}`
+    return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
+  })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0 }), shape })
+}
+
+function orderKey (order: ListQuery['order']): string {
+  return order.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')
 }
 
 /** GET `/count/`, and the total of an empty page. */
 export function compileCount (ctx: QueryContext, filters: readonly Filter[]): Statement {
-  const { text } = memo(ctx, `count|${filtersKey(filters)}`, () => {
-    const b = new Builder()
-    return { text: `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(b, filters)}`, shape: null }
+  const { text, params } = countCache(ctx, `count|${filtersKey(filters)}`, () => {
+    const params = new Params<readonly Filter[]>()
+    const text = `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(params, filters, (f) => f)}`
+    return { text, shape: NO_SHAPE, params }
   })
-  return Object.freeze({ text, values: filterParams(filters) })
+  return Object.freeze({ text, values: params.values(filters) })
 }
 
 /** GET `/:id/`. */
 export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuery): SelectStatement {
-  const { text, shape } = memo(ctx, `single|${fieldsKey(query.fields, query.readable)}`, () => {
+  const { text, shape, params } = singleCache(ctx, `single|${fieldsKey(query.fields, query.readable)}`, () => {
+    const params = new Params<unknown>()
     const joins = new Joins()
     const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-    return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = $1`, shape }
+    const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((key) => key)}`
+    return { text, shape, params }
   })
-  return Object.freeze({ text, values: [id], shape: shape! })
+  return Object.freeze({ text, values: params.values(id), shape })
 }
 
 /** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */
 export function compileIds (ctx: QueryContext, query: IdsQuery): Statement {
-  const b = new Builder()
+  const values = new Values()
   const pk = `t0.${quoteIdent(ctx.table.primaryKey.name)}`
   const readable = readableSql(ctx.table.readable, 't0')
-  const search = query.search === null ? '' : ` WHERE ${readable} ILIKE ${b.param(`%${likeEscape(query.search)}%`)}`
-  const text = `SELECT ${pk} AS id, ${readable} AS readable FROM ${quoteIdent(ctx.table.name)} AS t0${search} ORDER BY ${pk} LIMIT ${b.param(query.limit)} OFFSET ${b.param(query.offset)}`
-  return Object.freeze({ text, values: b.values })
+  const search = query.search === null ? '' : ` WHERE ${readable} ILIKE ${values.add(`%${likeEscape(query.search)}%`)}`
+  const text = `SELECT ${pk} AS id, ${readable} AS readable FROM ${quoteIdent(ctx.table.name)} AS t0${search} ORDER BY ${pk} LIMIT ${values.add(query.limit)} OFFSET ${values.add(query.offset)}`
+  return Object.freeze({ text, values: values.list })
 }
 
-/** The columns a write returns: the row as GET `/:id/` gives it without fields asked for. */
+const returningLists = new WeakMap<Table, Map<boolean, string>>()
+
+/**
+ * The columns a write returns: the row as GET `/:id/` gives it without fields asked for. Kept
+ * per table: a POST profile spent 7 µs a request writing it anew.
+ */
 export function returningList (table: Table, excludeSecrets: boolean): string {
-  return visibleColumns(table, excludeSecrets).map((c) => quoteIdent(c.name)).join(', ')
+  let lists = returningLists.get(table)
+  if (lists === undefined) returningLists.set(table, lists = new Map())
+  let list = lists.get(excludeSecrets)
+  if (list === undefined) lists.set(excludeSecrets, list = visibleColumns(table, excludeSecrets).map((c) => quoteIdent(c.name)).join(', '))
+  return list
 }
 
 /** Puts flat aliased columns into nested response rows. */

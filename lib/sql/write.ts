@@ -1,7 +1,10 @@
 import type { Filter, QueryContext } from '../query/parse.js'
 import type { Table, TableColumn } from '../table/table.js'
 import { quoteIdent } from './identifier.js'
-import { returningList, whereClause, type Statement } from './select.js'
+import type { Statement } from '../table/statement.js'
+import { Values } from './params.js'
+import { returningList } from './select.js'
+import { whereClause } from './where.js'
 
 const table = (t: Table): string => quoteIdent(t.name)
 const key = (t: Table): string => quoteIdent(t.primaryKey.name)
@@ -10,27 +13,37 @@ const key = (t: Table): string => quoteIdent(t.primaryKey.name)
 export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
   const returning = returningList(t, excludeSecrets)
   if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES RETURNING ${returning}`, values: [] })
+  const values = new Values()
   const columns = [...row.keys()].map((c) => quoteIdent(c.name))
-  const params = columns.map((_, i) => `$${i + 1}`)
+  const params = [...row.values()].map((value) => values.add(value))
   return Object.freeze({
     text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')}) RETURNING ${returning}`,
-    values: [...row.values()]
+    values: values.list
   })
 }
 
 /** PUT and PATCH: the given columns of one row. A statement with nothing to set is refused. */
 export function compileUpdate (t: Table, id: unknown, values: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
   if (values.size === 0) throw new Error('compileUpdate: nothing to set')
-  const sets = [...values.keys()].map((c, i) => `${quoteIdent(c.name)} = $${i + 1}`)
+  const params = new Values()
+  const sets = [...values].map(([c, value]) => `${quoteIdent(c.name)} = ${params.add(value)}`)
   return Object.freeze({
-    text: `UPDATE ${table(t)} SET ${sets.join(', ')} WHERE ${key(t)} = $${sets.length + 1} RETURNING ${returningList(t, excludeSecrets)}`,
-    values: [...values.values(), id]
+    text: `UPDATE ${table(t)} SET ${sets.join(', ')} WHERE ${key(t)} = ${params.add(id)} RETURNING ${returningList(t, excludeSecrets)}`,
+    values: params.list
   })
 }
 
 /** DELETE `/:id/`. */
 export function compileDelete (t: Table, id: unknown): Statement {
   return Object.freeze({ text: `DELETE FROM ${table(t)} WHERE ${key(t)} = $1`, values: [id] })
+}
+
+/**
+ * The row as GET `/:id/` serves it without parameters, locked until the transaction ends: an
+ * `If-Match` write compares its ETag and writes while no other write can change it (SPEC §7.3).
+ */
+export function compileLockRow (t: Table, id: unknown, excludeSecrets: boolean): Statement {
+  return Object.freeze({ text: `SELECT ${returningList(t, excludeSecrets)} FROM ${table(t)} WHERE ${key(t)} = $1 FOR UPDATE`, values: [id] })
 }
 
 /** Whether a row exists: hooks run only for rows that do (SPEC §6.14). */

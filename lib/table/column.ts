@@ -3,6 +3,14 @@ import type { Table } from './table.js'
 export type ColumnType =
   | 'serial' | 'varchar' | 'text' | 'integer' | 'real' | 'numeric'
   | 'boolean' | 'timestamp' | 'foreignKey' | 'array' | 'email'
+  | 'smallInt' | 'bigInt' | 'doublePrecision' | 'uuid' | 'date' | 'time' | 'timestamptz' | 'interval' | 'jsonb'
+
+/**
+ * A JSON value: what a JSONB column holds, in `RowOf`.
+ * @example
+ * const tags: Json = { tags: ['space', 'opera'], rank: 1 }
+ */
+export type Json = string | number | boolean | null | Json[] | { [key: string]: Json }
 
 export type OnDelete = 'cascade' | 'restrict' | 'set null' | 'set default' | 'no action'
 
@@ -105,12 +113,17 @@ function build (type: ColumnType, options: ColumnOptions, extra: Partial<ColumnS
 type Bare = Omit<ColumnOptions, 'choices'>
 
 /**
- * Column builders, one per type of SPEC §2.2.
+ * Column builders, one per type of SPEC §2.2 (the type's name in lower camel case).
  * @example
  * column.varchar({ length: 100, required: true, unique: true })
  * column.numeric({ digits: [12, 2], null: true })
  * column.foreignKey((): Table => director, { onDelete: 'restrict' })
  * column.array(column.array(column.integer()))
+ * column.uuid({ primaryKey: true }) // defaults to gen_random_uuid()
+ * column.bigInt() // "9007199254740993" on the wire: exact past 2^53
+ * column.timestamptz({ default: 'now' }) // "2024-01-02T03:04:05Z", always UTC
+ * column.interval() // "P1DT2H"
+ * column.jsonb({ null: true }) // any JSON value
  */
 export const column = {
   serial: <O extends Bare = {}>(options?: O): Built<number, O> => build('serial', options ?? {}),
@@ -126,6 +139,27 @@ export const column = {
   email: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('email', options ?? {}),
   /** A timestamp without zone, on the wire `YYYY-MM-DDTHH:MM:SS[.ffffff]`. */
   timestamp: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('timestamp', options ?? {}),
+  /** A 16-bit integer (-32768 to 32767). */
+  smallInt: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('smallInt', options ?? {}),
+  /**
+   * A 64-bit integer. On the wire a string of digits, exact past 2^53; a body may give a digit
+   * string or a JSON number that is a safe integer.
+   */
+  bigInt: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('bigInt', options ?? {}),
+  /** An 8-byte float. */
+  doublePrecision: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('doublePrecision', options ?? {}),
+  /** A UUID: lower case out, any case in. As the primary key it defaults to `gen_random_uuid()`. */
+  uuid: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('uuid', options ?? {}),
+  /** A calendar date, `YYYY-MM-DD`; `default: 'now'` is today in UTC. */
+  date: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('date', options ?? {}),
+  /** A time of day without zone, `HH:MM:SS[.ffffff]`; `default: 'now'` is the time in UTC. */
+  time: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('time', options ?? {}),
+  /** An instant: in with `Z` or an offset, out in UTC as `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`. */
+  timestamptz: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('timestamptz', options ?? {}),
+  /** A duration, on the wire an ISO 8601 duration such as `P1DT2H`. */
+  interval: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('interval', options ?? {}),
+  /** Any JSON value; a top-level JSON null is SQL NULL (so NOT NULL refuses it). Filters take `is_null`/`not_null` only. */
+  jsonb: <O extends ColumnOptions = {}>(options?: O): Built<NonNullable<Json>, O> => build('jsonb', options ?? {}),
   /**
    * A reference to another table's primary key. Pass the table, or a thunk returning it for
    * cycles and self-references. `K` is the referenced key's type (a number unless given).

@@ -1,3 +1,4 @@
+import { isColumnType, typeOf } from './column-types.js'
 import { column as col, type AnyColumn, type Column, type ColumnSpec, type ValueOf } from './column.js'
 
 export interface TableColumn extends ColumnSpec {
@@ -46,7 +47,6 @@ export function isTable (value: unknown): value is Table {
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
-const PRIMARY_KEY_TYPES = new Set(['serial', 'integer', 'varchar', 'text'])
 
 class DefinitionError extends Error {
   constructor (table: string, column: string | null, message: string) {
@@ -62,34 +62,21 @@ function checkIdentifier (table: string, column: string | null, name: string): v
 
 function checkColumn (table: string, name: string, spec: ColumnSpec, inArray = false): void {
   const fail = (message: string): never => { throw new DefinitionError(table, name, message) }
-  if (typeof spec !== 'object' || spec === null || typeof spec.type !== 'string') fail('is not a column (use the column.* builders)')
-  switch (spec.type) {
-    case 'varchar':
-      if (!Number.isInteger(spec.length) || spec.length! < 1 || spec.length! > 10485760) fail('a varchar needs a length between 1 and 10485760')
-      break
-    case 'numeric': {
-      const [precision, scale] = spec.digits ?? [NaN, NaN]
-      if (!Number.isInteger(precision) || !Number.isInteger(scale) || precision < 1 || precision > 1000 || scale < 0 || scale > precision) {
-        fail('numeric digits must be [precision, scale] with 1 <= precision <= 1000 and 0 <= scale <= precision')
-      }
-      break
-    }
-    case 'foreignKey':
-      if (inArray) fail('an array cannot hold foreign keys')
-      if (typeof spec.target !== 'function') fail('a foreign key needs a target table')
-      // A table given directly can be checked now; a thunk waits for targetOf.
-      if (spec.thunk === false && !isTable(spec.target!())) fail('the foreign key target is not a table made by defineTable')
-      break
-    case 'serial':
-      if (inArray) fail('an array cannot hold serials')
-      break
-    case 'array':
-      if (spec.element === undefined) fail('an array needs an element column')
-      checkColumn(table, name, spec.element!, true)
-      break
+  if (typeof spec !== 'object' || spec === null || !isColumnType(spec.type)) fail('is not a column (use the column.* builders)')
+  const type = typeOf(spec)
+  const problem = type.check(spec, inArray)
+  if (problem !== null) fail(problem)
+  if (spec.type === 'foreignKey') {
+    if (typeof spec.target !== 'function') fail('a foreign key needs a target table')
+    // A table given directly can be checked now; a thunk waits for targetOf.
+    if (spec.thunk === false && !isTable(spec.target!())) fail('the foreign key target is not a table made by defineTable')
+  }
+  if (spec.type === 'array') {
+    if (spec.element === undefined) fail('an array needs an element column')
+    checkColumn(table, name, spec.element!, true)
   }
   if (spec.primaryKey) {
-    if (!PRIMARY_KEY_TYPES.has(spec.type)) fail(`a ${spec.type} column cannot be the primary key`)
+    if (type.key === null) fail(`a ${spec.type} column cannot be the primary key`)
     if (spec.nullable) fail('the primary key cannot be nullable')
   }
 }
@@ -144,6 +131,12 @@ export function defineTable<C extends Record<string, AnyColumn>> (name: string, 
   })
   registry.add(table)
   return table
+}
+
+/** The table a column object belongs to: `defineTable` freezes a column object per table, so identity tells. */
+export function tableOf (column: unknown): Table | undefined {
+  for (const table of registry) if (table.columns.includes(column as TableColumn)) return table
+  return undefined
 }
 
 /** The table a ForeignKey points at; checks a thunk's answer the first time it is asked. */

@@ -3,6 +3,9 @@
  * take, so callers decide which error to raise.
  */
 
+/** A body value that passed the JSON schema but not the column's finer rules; the message is the reason. */
+export class ValueError extends Error {}
+
 const INT = /^[+-]?\d+$/
 const INT32_MIN = -2147483648
 const INT32_MAX = 2147483647
@@ -141,4 +144,153 @@ export function formatTimestamp (text: string): string {
 /** The current time in UTC, in the wire form, to the second (what `/new/` offers). */
 export function nowTimestamp (): string {
   return new Date().toISOString().slice(0, 19)
+}
+
+const INT16_MIN = -32768
+const INT16_MAX = 32767
+
+/** A 16-bit integer from a query string or path. */
+export function parseSmallInt (text: string): number | undefined {
+  const n = parseInteger(text)
+  return n !== undefined && n >= INT16_MIN && n <= INT16_MAX ? n : undefined
+}
+
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+/**
+ * A 64-bit integer, from a query string, a JSON digit string or a JSON number, as the digit
+ * string pg sends and returns: exact past 2^53, where a JS number is not. A JSON number must be
+ * a safe integer, since JSON.parse has already rounded any other.
+ */
+export function parseBigInt (value: unknown): string | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? String(value) : undefined
+  if (typeof value !== 'string' || !INT.test(value)) return undefined
+  const n = BigInt(value)
+  return n >= INT64_MIN && n <= INT64_MAX ? n.toString() : undefined
+}
+
+/** A calendar date `YYYY-MM-DD` (years 0001 to 9999). */
+export const DATE_IN = /^\d{4}-\d{2}-\d{2}$/
+
+/** A date as PostgreSQL takes and gives it, or undefined for any other text or a day the calendar lacks. */
+export function parseDate (value: unknown): string | undefined {
+  if (typeof value !== 'string' || !DATE_IN.test(value)) return undefined
+  return parseTimestamp(value) === undefined ? undefined : value
+}
+
+/** A time of day `HH:MM:SS`, with up to six fraction digits. */
+export const TIME_IN = /^([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,6}))?$/
+
+/** The wire form of a time: the fraction padded to six digits, left out when zero (as Timestamp). */
+function canonicalTime (clock: string, fraction: string): string {
+  return /^0*$/.test(fraction) ? clock : `${clock}.${fraction.padEnd(6, '0')}`
+}
+
+/** A time of day from a query string or body, in its wire form; undefined when it is not one. */
+export function parseTime (value: unknown): string | undefined {
+  if (typeof value !== 'string') return undefined
+  const m = TIME_IN.exec(value)
+  return m === null ? undefined : canonicalTime(value.slice(0, 8), m[4] ?? '')
+}
+
+const WIRE_TIME = /^(\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?$/
+
+/** PostgreSQL's time text (`04:05:06.5`) as the wire form `04:05:06.500000`. */
+export function formatTime (text: string): string {
+  const m = WIRE_TIME.exec(text)
+  return m === null ? text : canonicalTime(m[1]!, m[2] ?? '')
+}
+
+/** An ISO 8601 date-time that says its zone: `Z` or an offset. The calendar is checked by parseTimestamp. */
+export const TIMESTAMPTZ_IN = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$/
+
+/** A zoned date-time as UTC text PostgreSQL reads the same whatever its TimeZone; undefined without a zone. */
+export function parseTimestamptz (value: unknown): string | undefined {
+  // RFC 3339 (JSON Schema's date-time) lets the T and Z be lower case.
+  const text = typeof value === 'string' ? value.toUpperCase() : ''
+  if (!TIMESTAMPTZ_IN.test(text)) return undefined
+  const utc = parseTimestamp(text)
+  return utc === undefined ? undefined : `${utc}+00`
+}
+
+const WIRE_TIMESTAMPTZ = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/
+
+/**
+ * PostgreSQL's timestamptz text, in the session's zone (`2024-01-02 08:34:05.5+05:30`), as the
+ * wire form in UTC: `2024-01-02T03:04:05.500000Z`. The seconds are shifted as whole numbers and
+ * the fraction kept as text, so no microsecond is lost (a JS Date keeps milliseconds only).
+ */
+export function formatTimestamptz (text: string): string {
+  const m = WIRE_TIMESTAMPTZ.exec(text)
+  if (m === null) return text // infinity, -infinity, BC dates, years past 9999
+  const [, y, mo, d, h, mi, s, frac = '', sign, oh, om = '0', os = '0'] = m
+  const date = new Date(0)
+  date.setUTCFullYear(Number(y), Number(mo) - 1, Number(d))
+  date.setUTCHours(Number(h), Number(mi), Number(s))
+  const offset = (Number(oh) * 3600 + Number(om) * 60 + Number(os)) * (sign === '-' ? -1 : 1)
+  const iso = new Date(date.getTime() - offset * 1000).toISOString()
+  // A shift past year 1 or 9999 has no four-digit form: the server's own text says more.
+  if (!/^\d{4}-/.test(iso) || iso.startsWith('0000')) return text
+  return `${iso.slice(0, 19)}${/^0*$/.test(frac) ? '' : `.${frac.padEnd(6, '0')}`}Z`
+}
+
+/** The current time in UTC, in the Timestamptz wire form, to the second. */
+export function nowTimestamptz (): string {
+  return `${nowTimestamp()}Z`
+}
+
+/** Today's date in UTC. */
+export function today (): string {
+  return new Date().toISOString().slice(0, 10)
+}
+
+/** The current time of day in UTC, to the second. */
+export function nowTime (): string {
+  return new Date().toISOString().slice(11, 19)
+}
+
+/**
+ * An ISO 8601 duration (`P1Y2M3W4DT5H6M7.5S`, each part optional, a part may be negative as
+ * PostgreSQL allows, only seconds with a fraction). The digit limits keep every value inside
+ * PostgreSQL's interval range, so a valid form never fails in the database.
+ */
+export const INTERVAL_IN = /^P(?=.)(?:-?\d{1,6}Y)?(?:-?\d{1,9}M)?(?:-?\d{1,6}W)?(?:-?\d{1,9}D)?(?:T(?=.)(?:-?\d{1,9}H)?(?:-?\d{1,9}M)?(?:-?\d{1,9}(?:[.,]\d{1,6})?S)?)?$/
+
+/** An ISO 8601 duration, which PostgreSQL reads as it is; undefined for anything else. */
+export function parseInterval (value: unknown): string | undefined {
+  return typeof value === 'string' && INTERVAL_IN.test(value) ? value.replace(',', '.') : undefined
+}
+
+const PG_INTERVAL = /^(?:([+-]?\d+) years? ?)?(?:([+-]?\d+) mons? ?)?(?:([+-]?\d+) days? ?)?(?:([+-])?(\d+):(\d\d):(\d\d)(?:\.(\d+))?)?$/
+
+/**
+ * PostgreSQL's interval text in its default style (`1 year 2 mons -3 days +04:05:06.789`) as an
+ * ISO 8601 duration, written as PostgreSQL's own `iso_8601` style writes it (`P1Y2M-3DT4H5M6.789S`,
+ * `PT0S` for zero). Text already in that style passes as it is.
+ */
+export function formatInterval (text: string): string {
+  const m = PG_INTERVAL.exec(text)
+  if (m === null || text === '') return text
+  const [, years, months, days, sign = '', hours = '0', minutes = '0', seconds = '0', fraction = ''] = m
+  let out = 'P'
+  for (const [value, unit] of [[years, 'Y'], [months, 'M'], [days, 'D']] as const) {
+    if (value !== undefined && Number(value) !== 0) out += `${Number(value)}${unit}`
+  }
+  const minus = sign === '-' ? '-' : ''
+  const frac = fraction.replace(/0+$/, '')
+  let time = ''
+  if (Number(hours) !== 0) time += `${minus}${Number(hours)}H`
+  if (Number(minutes) !== 0) time += `${minus}${Number(minutes)}M`
+  if (Number(seconds) !== 0 || frac !== '') time += `${minus}${Number(seconds)}${frac === '' ? '' : `.${frac}`}S`
+  if (time !== '') out += `T${time}`
+  return out === 'P' ? 'PT0S' : out
+}
+
+/** A UUID in its canonical 8-4-4-4-12 form, any case. */
+export const UUID_IN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/
+
+/** A UUID, lower case as PostgreSQL writes it; undefined for anything else. */
+export function parseUuid (value: unknown): string | undefined {
+  return typeof value === 'string' && UUID_IN.test(value) ? value.toLowerCase() : undefined
 }

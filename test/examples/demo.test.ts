@@ -1,11 +1,16 @@
 import t from 'tap'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { testDatabase } from '../helpers/db.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 import { createUser } from '../../lib/auth/users.js'
 
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const mediaPath = await mkdtemp(join(tmpdir(), 'tc-f-demo-media-'))
+t.teardown(async () => await rm(mediaPath, { recursive: true, force: true }))
+const app = await buildDemo({ connectionString: db.connectionString, max: db.max, mediaPath })
 t.teardown(async () => await app.close())
 await app.ready()
 
@@ -55,4 +60,42 @@ t.test('the docs page and document are served', async (t) => {
   t.equal(document.statusCode, 200)
   t.ok(document.json().paths['/api/admin/movies/'], 'the admin routes are documented')
   t.equal((await app.inject('/docs')).statusCode < 400, true)
+})
+
+t.test('posters: uploaded through the movies mount, served at /media/ sandboxed', async (t) => {
+  const token = await tokenFor('/login/token', DEMO_USER.username, DEMO_USER.password)
+  const boundary = 'demo-boundary'
+  const png = Buffer.from('89504e470d0a1a0a', 'hex')
+  const payload = Buffer.concat([
+    Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="column"\r\n\r\nposter\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="Alien.png"\r\nContent-Type: image/png\r\n\r\n`),
+    png,
+    Buffer.from(`\r\n--${boundary}--\r\n`)
+  ])
+  const headers = { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}` }
+  const stored = await app.inject({ method: 'POST', url: '/api/token/movies/media/', headers, payload })
+  t.equal(stored.statusCode, 201)
+  const key = stored.json().file_key as string
+  t.equal((await app.inject({ method: 'PATCH', url: '/api/token/movies/1/', headers: { authorization: `Bearer ${token}` }, payload: { poster: key } })).statusCode, 200)
+  const { file_url: url } = (await app.inject(`/api/movies/media/url/?column=poster&file_key=${encodeURIComponent(key)}`)).json()
+  t.equal(url, `/media/${encodeURIComponent(key)}`)
+  const served = await app.inject(url)
+  t.equal(served.statusCode, 200)
+  t.same(served.rawPayload, png)
+  t.equal(served.headers['content-type'], 'image/png')
+  t.equal(served.headers['x-content-type-options'], 'nosniff')
+  t.match(served.headers['content-security-policy'], /sandbox/)
+  const svg = await app.inject({ method: 'POST', url: '/api/token/movies/media/', headers, payload: payload.toString('latin1').replace('Alien.png', 'x.svg') })
+  t.equal(svg.statusCode, 400, 'the demo takes images it can show, not SVG')
+  const publicUpload = await app.inject({ method: 'POST', url: '/api/movies/media/', headers, payload })
+  t.equal(publicUpload.statusCode, 405, 'the public mount is read-only')
+})
+
+t.test('every error of the demo is in the SPEC §1 shape (errorShape)', async (t) => {
+  const nowhere = await app.inject('/nowhere')
+  t.equal(nowhere.statusCode, 404)
+  t.strictSame(nowhere.json(), { statusCode: 404, code: 'TABLECRUD_ERR_ROUTE_NOT_FOUND', error: 'Not Found', message: 'Route GET:/nowhere not found' })
+  const badUrl = await app.inject('/api/movies/%zz/')
+  t.equal(badUrl.statusCode, 400)
+  t.equal(badUrl.headers['content-type'], 'application/json; charset=utf-8')
+  t.strictSame(badUrl.json(), { statusCode: 400, code: 'FST_ERR_BAD_URL', error: 'Bad Request', message: "'/api/movies/%zz/' is not a valid url component" })
 })

@@ -53,7 +53,8 @@ t.test('seeds once, deterministically', async (t) => {
       director: 1,
       studio: 'WB',
       tags: [],
-      star_votes: [[17, 34, 51, 68, 85], [29, 58, 87, 116, 145]]
+      star_votes: [[17, 34, 51, 68, 85], [29, 58, 87, 116, 145]],
+      poster: null
     },
     {
       id: 8,
@@ -68,7 +69,8 @@ t.test('seeds once, deterministically', async (t) => {
       director: 8,
       studio: 'A24',
       tags: ['black-and-white', 'festival'],
-      star_votes: [[234, 251, 268, 285, 302], [330, 359, 388, 417, 446]]
+      star_votes: [[234, 251, 268, 285, 302], [330, 359, 388, 417, 446]],
+      poster: null
     },
     {
       id: 20,
@@ -83,7 +85,8 @@ t.test('seeds once, deterministically', async (t) => {
       director: 20,
       studio: 'UNI',
       tags: ['restored', 'remake'],
-      star_votes: [[106, 123, 140, 157, 174], [146, 175, 204, 233, 262]]
+      star_votes: [[106, 123, 140, 157, 174], [146, 175, 204, 233, 262]],
+      poster: null
     },
     {
       id: 200,
@@ -98,7 +101,8 @@ t.test('seeds once, deterministically', async (t) => {
       director: 20,
       studio: 'UNI',
       tags: ['black-and-white', 'festival'],
-      star_votes: [[186, 203, 220, 237, 254], [186, 215, 244, 273, 302]]
+      star_votes: [[186, 203, 220, 237, 254], [186, 215, 244, 273, 302]],
+      poster: null
     }
   ])
   t.strictSame(await select('SELECT * FROM role WHERE id IN (1, 2, 400) ORDER BY id'), [

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import * as errors from '../../lib/errors.js'
-import { bodyOf, fromDatabaseError, HttpError, withBody } from '../../lib/errors.js'
+import { bodyOf, DYNAMIC_CODES, fromDatabaseError, httpCode, HttpError, REFUSED_CODE, withBody } from '../../lib/errors.js'
 
 /** An error shaped as pg's DatabaseError (or a socket error) is shaped. */
 const pgError = (message: string, fields: Record<string, string>): Error => Object.assign(new Error(message), fields)
@@ -84,6 +84,7 @@ t.test('fromDatabaseError maps each SQLSTATE class', async (t) => {
     ['53300 too many connections', pgError('sorry, too many clients already', { code: '53300' }), UNAVAILABLE],
     ['40001 serialization failure', pgError('could not serialize access due to concurrent update', { code: '40001' }), UNAVAILABLE],
     ['40P01 deadlock', pgError('deadlock detected', { code: '40P01' }), UNAVAILABLE],
+    ['0A000 a plan made stale by a migration (inside a transaction: no retry)', pgError('cached plan must not change result type', { code: '0A000' }), UNAVAILABLE],
     ['ECONNREFUSED', pgError('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' }), UNAVAILABLE],
     ['ECONNRESET', pgError('read ECONNRESET', { code: 'ECONNRESET' }), UNAVAILABLE],
     ['a dropped connection', new Error('Connection terminated unexpectedly'), UNAVAILABLE],
@@ -101,6 +102,7 @@ t.test('fromDatabaseError leaves other errors alone', async (t) => {
   const cases: Array<[string, unknown]> = [
     ['42P01 undefined table', pgError('relation "nope" does not exist', { code: '42P01' })],
     ['42703 undefined column', pgError('column "nope" does not exist', { code: '42703' })],
+    ['0A000 another unsupported feature', pgError('cannot alter type of a column used by a view or rule', { code: '0A000' })],
     ['a plain error', new Error('boom')],
     ['an error with another code', pgError('x', { code: 'ERR_SOMETHING' })],
     ['a coded error of ours', new HttpError(403, 'Superusers only')],
@@ -139,11 +141,32 @@ t.test('each code constant is named after its code and declares a status', async
   }
 })
 
-t.test('every code is listed in docs/errors.md with its status', async (t) => {
+/** Every table row of docs/errors.md: code -> status column. */
+async function documentedCodes (): Promise<Map<string, string>> {
   const doc = await readFile(new URL('../../docs/errors.md', import.meta.url), 'utf8')
   const rows = new Map<string, string>()
   for (const [, code, status] of doc.matchAll(/^\| `([A-Z0-9_<>a-z]+)` \| ([^|]+) \|/gm)) rows.set(code!, status!.trim())
+  return rows
+}
+
+t.test('every code is listed in docs/errors.md with its status', async (t) => {
+  const rows = await documentedCodes()
   for (const [name, Ctor] of codes) {
     t.equal(rows.get(name), String(new Ctor().statusCode), `${name} is in docs/errors.md`)
   }
+  for (const [code, status] of Object.entries(DYNAMIC_CODES)) t.equal(rows.get(code), status, `${code} is in docs/errors.md`)
+})
+
+t.test('every code docs/errors.md lists is in the registry', async (t) => {
+  const registry = new Set([...codes.map(([name]) => name), ...Object.keys(DYNAMIC_CODES)])
+  const rows = await documentedCodes()
+  t.ok(rows.size > 30)
+  for (const code of rows.keys()) t.ok(registry.has(code), `${code} of docs/errors.md is in lib/errors.ts`)
+})
+
+t.test('the dynamic codes are the ones the code makes', async (t) => {
+  t.equal(new HttpError(403, 'x').code, REFUSED_CODE)
+  t.ok(Object.hasOwn(DYNAMIC_CODES, REFUSED_CODE))
+  t.equal(httpCode(409), 'TABLECRUD_ERR_HTTP_409')
+  t.ok(Object.hasOwn(DYNAMIC_CODES, httpCode(409).replace(/\d+$/, '<status>')))
 })

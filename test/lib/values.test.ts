@@ -1,6 +1,8 @@
 import t from 'tap'
 import {
-  formatTimestamp, nowTimestamp, parseBoolean, parseInteger, parseNumeric, parseReal, parseTimestamp
+  formatInterval, formatTime, formatTimestamp, formatTimestamptz, nowTime, nowTimestamp, nowTimestamptz, parseBigInt,
+  parseBoolean, parseDate, parseInteger, parseInterval, parseNumeric, parseReal, parseSmallInt, parseTime,
+  parseTimestamp, parseTimestamptz, parseUuid, today
 } from '../../lib/values/index.js'
 
 t.test('parseInteger', async (t) => {
@@ -240,4 +242,112 @@ t.test('nowTimestamp: the current UTC time, to the second, without zone', async 
   t.match(now, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/)
   const at = Date.parse(now + 'Z')
   t.ok(at >= before && at <= after, `${now} is now`)
+})
+
+t.test('parseSmallInt: 16-bit integers only', async (t) => {
+  const cases: Array<[string, number | undefined]> = [
+    ['0', 0], ['-32768', -32768], ['32767', 32767], ['+7', 7],
+    ['32768', undefined], ['-32769', undefined], ['1.5', undefined], ['', undefined], ['x', undefined]
+  ]
+  for (const [text, want] of cases) t.equal(parseSmallInt(text), want, JSON.stringify(text))
+})
+
+t.test('parseBigInt: digit strings within 64 bits, exact; JSON numbers only while safe', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    ['0', '0'], ['+12', '12'], ['-0', '0'], ['007', '7'],
+    ['9223372036854775807', '9223372036854775807'], ['-9223372036854775808', '-9223372036854775808'],
+    ['9223372036854775808', undefined], ['-9223372036854775809', undefined],
+    ['9007199254740993', '9007199254740993'],
+    [12, '12'], [-12, '-12'], [Number.MAX_SAFE_INTEGER, '9007199254740991'],
+    [2 ** 53, undefined], [1.5, undefined], [Infinity, undefined],
+    ['1.0', undefined], ['1e3', undefined], [' 1', undefined], ['', undefined], [true, undefined], [null, undefined]
+  ]
+  for (const [value, want] of cases) t.equal(parseBigInt(value), want, String(value))
+})
+
+t.test('parseDate: YYYY-MM-DD on the calendar', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    ['2024-02-29', '2024-02-29'], ['0001-01-01', '0001-01-01'], ['9999-12-31', '9999-12-31'],
+    ['2023-02-29', undefined], ['2024-13-01', undefined], ['0000-01-01', undefined], ['2024-1-01', undefined],
+    ['2024-01-01T00:00:00', undefined], ['20240101', undefined], [20240101, undefined]
+  ]
+  for (const [value, want] of cases) t.equal(parseDate(value), want, String(value))
+})
+
+t.test('parseTime and formatTime: HH:MM:SS, the fraction padded to six digits when not zero', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    ['00:00:00', '00:00:00'], ['23:59:59', '23:59:59'], ['04:05:06.5', '04:05:06.500000'],
+    ['04:05:06.000', '04:05:06'], ['04:05:06.123456', '04:05:06.123456'],
+    ['24:00:00', undefined], ['12:60:00', undefined], ['12:00:60', undefined], ['12:00', undefined],
+    ['4:05:06', undefined], ['04:05:06.1234567', undefined], ['04:05:06Z', undefined], [400, undefined]
+  ]
+  for (const [value, want] of cases) t.equal(parseTime(value), want, String(value))
+  t.equal(formatTime('04:05:06'), '04:05:06')
+  t.equal(formatTime('04:05:06.5'), '04:05:06.500000')
+  t.equal(formatTime('24:00:00'), '24:00:00', "PostgreSQL's end of day passes as it is")
+  t.equal(formatTime('allballs'), 'allballs', 'text that is no time passes as it is')
+  t.match(nowTime(), /^\d\d:\d\d:\d\d$/)
+})
+
+t.test('parseTimestamptz: a zone is required; the result is UTC text', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    ['2024-01-02T03:04:05Z', '2024-01-02 03:04:05.000000+00'],
+    ['2024-01-02t03:04:05.5z', '2024-01-02 03:04:05.500000+00'],
+    ['2024-01-02T08:34:05.123456+05:30', '2024-01-02 03:04:05.123456+00'],
+    ['2024-01-01T23:00:00-0200', '2024-01-02 01:00:00.000000+00'],
+    ['2024-01-02 03:04+01', '2024-01-02 02:04:00.000000+00'],
+    ['2024-01-02T03:04:05', undefined], ['2024-01-02', undefined], ['2024-01-02Z', undefined],
+    ['2024-02-30T00:00:00Z', undefined], ['2024-01-02T03:04:05+24:00', undefined], [0, undefined]
+  ]
+  for (const [value, want] of cases) t.equal(parseTimestamptz(value), want, String(value))
+})
+
+t.test('formatTimestamptz: any session zone to UTC, microseconds kept', async (t) => {
+  const cases: Array<[string, string]> = [
+    ['2024-01-02 03:04:05+00', '2024-01-02T03:04:05Z'],
+    ['2024-01-02 03:04:05.5+00', '2024-01-02T03:04:05.500000Z'],
+    ['2024-01-02 08:34:05.123456+05:30', '2024-01-02T03:04:05.123456Z'],
+    ['2024-01-01 22:04:05.000001-05', '2024-01-02T03:04:05.000001Z'],
+    ['1900-01-01 00:00:00+00:09:21', '1899-12-31T23:50:39Z'],
+    ['0001-01-01 00:30:00+01', '0001-01-01 00:30:00+01'],
+    ['infinity', 'infinity'],
+    ['2024-01-02 03:04:05+00 BC', '2024-01-02 03:04:05+00 BC']
+  ]
+  for (const [text, want] of cases) t.equal(formatTimestamptz(text), want, text)
+  t.match(nowTimestamptz(), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/)
+  t.match(today(), /^\d{4}-\d\d-\d\d$/)
+})
+
+t.test('parseInterval: ISO 8601 durations within PostgreSQL\'s range', async (t) => {
+  const cases: Array<[unknown, string | undefined]> = [
+    ['P1DT2H', 'P1DT2H'], ['PT0S', 'PT0S'], ['P1Y2M3W4DT5H6M7.5S', 'P1Y2M3W4DT5H6M7.5S'], ['PT1,5S', 'PT1.5S'],
+    ['P-1DT2H', 'P-1DT2H'], ['P999999Y', 'P999999Y'],
+    ['P', undefined], ['PT', undefined], ['P1DT', undefined], ['1 day', undefined], ['P1.5D', undefined],
+    ['p1d', undefined], ['P1000000Y', undefined], ['PT1.1234567S', undefined], [1, undefined]
+  ]
+  for (const [value, want] of cases) t.equal(parseInterval(value), want, String(value))
+})
+
+t.test("formatInterval: PostgreSQL's default style to ISO 8601, as its iso_8601 style writes it", async (t) => {
+  const cases: Array<[string, string]> = [
+    ['00:00:00', 'PT0S'],
+    ['1 day 02:00:00', 'P1DT2H'],
+    ['-1 days +02:00:00', 'P-1DT2H'],
+    ['1 year 2 mons -3 days +04:05:06.789', 'P1Y2M-3DT4H5M6.789S'],
+    ['-00:01:30.5', 'PT-1M-30.5S'],
+    ['-00:00:00.5', 'PT-0.5S'],
+    ['10 mons 21 days', 'P10M21D'],
+    ['-1 years -2 mons', 'P-1Y-2M'],
+    ['100:00:00.100000', 'PT100H0.1S'],
+    ['P1D', 'P1D'],
+    ['', '']
+  ]
+  for (const [text, want] of cases) t.equal(formatInterval(text), want, text)
+})
+
+t.test('parseUuid: the 8-4-4-4-12 form in any case, lower case out', async (t) => {
+  t.equal(parseUuid('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'), 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')
+  for (const bad of ['a0eebc999c0b4ef8bb6d6bb9bd380a11', '{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}', 'urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'g0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '', 7]) {
+    t.equal(parseUuid(bad), undefined, String(bad))
+  }
 })

@@ -8,10 +8,10 @@ import { MATCH_TYPES, OPERATORS } from '../../lib/query/fields.js'
 import { BOOLEAN_SPELLINGS } from '../../schemas/query.js'
 import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../../schemas/responses.js'
 import { createSchema, newRowSchema, patchSchema, replaceSchema, rowSchema } from '../../schemas/row.js'
-import { openApi, type OpenApiOptions } from '../../plugins/openapi.js'
-import { tableCrud } from '../../plugins/table-crud.js'
-import { jwtAuth } from '../../plugins/jwt-auth.js'
-import { tokenAuth } from '../../plugins/token-auth.js'
+import { openApi, vendorExtra, type OpenApiOptions } from '../../plugins/openapi.js'
+import { tableCrud } from '../../plugins/crud/table-crud.js'
+import { jwtAuth } from '../../plugins/auth/jwt-auth.js'
+import { tokenAuth } from '../../plugins/auth/token-auth.js'
 import { staticTokenProvider } from '../../lib/auth/providers.js'
 
 /*
@@ -75,7 +75,9 @@ async function twoTables (t: Test, options: OpenApiOptions = {}): Promise<Fastif
 }
 
 const ORDERED = [...OPERATORS]
-const UNORDERED = ['e', 'ne', 'is_null', 'not_null']
+const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
+/** Arrays: no in/not_in (SPEC §7.6). */
+const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
 const HELPERS = ['count/', 'ids/', 'new/', 'schema/', 'references/']
 const PATHS: Record<string, string[]> = {
   '/api/directors/': ['get'],
@@ -175,8 +177,8 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
   const cases = [
     { op: doc.paths['/api/directors/'].get, fields: ['id', 'name', 'born'], filters: { id: ORDERED, name: UNORDERED, born: ORDERED }, text: ['name'], page: 1000 },
     { op: doc.paths['/api/directors/count/'].get, fields: ['id', 'name', 'born'], filters: { id: ORDERED, name: UNORDERED, born: ORDERED }, text: ['name'], page: 1000 },
-    { op: doc.paths['/api/admin/films/'].get, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: UNORDERED, released: UNORDERED }, text: ['name'], page: 1000 },
-    { op: doc.paths['/api/admin/films/'].delete, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: UNORDERED, released: UNORDERED }, text: ['name'], page: 1000 }
+    { op: doc.paths['/api/admin/films/'].get, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: CONTAINS, released: UNORDERED }, text: ['name'], page: 1000 },
+    { op: doc.paths['/api/admin/films/'].delete, fields: filmFields, filters: { id: ORDERED, name: UNORDERED, rating: ORDERED, director: ORDERED, tags: CONTAINS, released: UNORDERED }, text: ['name'], page: 1000 }
   ]
   for (const { op, fields, filters, text, page } of cases) {
     const parameters = queryParameters(t, op)
@@ -186,6 +188,8 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
       if (text.includes(name)) expected.push(`${name}__match`)
     }
     expected.push('__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name')
+    // GET `/` alone pages by cursor and exports (SPEC §7.1, §7.5).
+    if (op === doc.paths['/api/admin/films/'].get || op === doc.paths['/api/directors/'].get) expected.push('__cursor', '__format')
     t.strictSame([...parameters.keys()], expected, op.summary)
     for (const [name, operators] of Object.entries(filters)) {
       t.strictSame(parameters.get(`${name}__operator`)!.schema, { type: 'string', enum: operators }, `${name}__operator`)
@@ -193,7 +197,7 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
     }
     t.strictSame(parameters.get('tags')?.schema ?? { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
       { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'an array filter may be repeated')
-    t.strictSame(parameters.get('name')!.schema, { type: 'string' })
+    t.strictSame(parameters.get('name')!.schema, { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'repeated with in and not_in')
     t.strictSame(parameters.get('__visible_fields')!.schema, {
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
     })
@@ -231,9 +235,11 @@ t.test('request bodies: the create, replace and patch schemas, as components', a
   t.strictSame(films.post.requestBody, { required: true, content: ref('OaFilmIn') })
   t.strictSame(one.put.requestBody, { required: true, content: ref('OaFilmReplace') })
   t.strictSame(one.patch.requestBody, { required: true, content: ref('OaFilmPatch') })
-  t.strictSame(doc.components.schemas.OaFilmIn, documented(createSchema(film)))
-  t.strictSame(doc.components.schemas.OaFilmReplace, documented(replaceSchema(film)))
-  t.strictSame(doc.components.schemas.OaFilmPatch, documented(patchSchema(film)))
+  // The row schemas, with `extra` written as the vendor extension `x-extra` (issue 10).
+  t.strictSame(doc.components.schemas.OaFilmIn, documented(vendorExtra(createSchema(film))))
+  t.strictSame(doc.components.schemas.OaFilmReplace, documented(vendorExtra(replaceSchema(film))))
+  t.strictSame(doc.components.schemas.OaFilmPatch, documented(vendorExtra(patchSchema(film))))
+  t.ok(Object.values(doc.components.schemas.OaFilmIn.properties).every((p: any) => 'x-extra' in p && !('extra' in p)))
   t.strictSame(doc.components.schemas.OaFilmIn.required, ['name'])
   t.strictSame(doc.components.schemas.OaFilmReplace.required, ['name'])
   t.equal(doc.components.schemas.OaFilmPatch.required, undefined)
@@ -241,6 +247,11 @@ t.test('request bodies: the create, replace and patch schemas, as components', a
     if (!['post', 'put', 'patch'].includes(method)) t.equal(op.requestBody, undefined, `${method} ${path} has no body`)
   }
 })
+
+const ETag = {
+  schema: { type: 'string' },
+  description: 'The strong entity tag of the row as served: send it back in If-Match to write only over this version, or in If-None-Match for a 304.'
+}
 
 t.test('responses: rows, one row, count, ids, schema, new, references, the error shape and the headers', async (t) => {
   const app = await twoTables(t)
@@ -254,6 +265,10 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
         'Content-Range': {
           schema: { type: 'string' },
           description: 'Sent with `__range_header`: `<name> <first>-<last>/<total>`, from 0; `<total>` counts the rows matching the filters.'
+        },
+        Link: {
+          schema: { type: 'string' },
+          description: 'With `__cursor`, unless this is the last page: `<full URL of the next page>; rel="next"`.'
         }
       },
       content: ref('OaFilmList')
@@ -263,7 +278,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(films.post.responses, {
     201: {
       description: 'Default Response',
-      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/`.' } },
+      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/`.' }, ETag },
       content: ref('OaFilmRow')
     },
     ...ERRORS
@@ -277,7 +292,8 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   })
   t.strictSame(one.delete.responses, { 204: { description: 'Deleted' }, ...ERRORS })
   for (const method of ['get', 'put', 'patch']) {
-    t.strictSame(one[method].responses, { 200: { description: 'Default Response', content: ref('OaFilmRow') }, ...ERRORS }, method)
+    const notModified = method === 'get' ? { 304: { description: 'Not modified: If-None-Match holds the current ETag.', headers: { ETag } } } : {}
+    t.strictSame(one[method].responses, { 200: { description: 'Default Response', headers: { ETag }, content: ref('OaFilmRow') }, ...notModified, ...ERRORS }, method)
   }
   const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content
   t.strictSame(ok('/api/admin/films/count/'), ref('CountResponse'))
@@ -304,7 +320,8 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(schemas.OaDirectorRow, documented(rowSchema(director, true, 0)))
   t.strictSame(Object.keys(schemas.OaDirectorRow.properties), ['id', 'name', 'born'], 'no secret column in a row')
   const list = documented(listResponse(rowSchema(film, true, 1)))
-  t.strictSame(schemas.OaFilmList, { ...list, properties: { rows: { type: 'array', items: { $ref: '#/components/schemas/OaFilmRow' } } } }, 'a list refers to its row')
+  t.strictSame(schemas.OaFilmList, { ...list, properties: { ...list.properties, rows: { type: 'array', items: { $ref: '#/components/schemas/OaFilmRow' } } } }, 'a list refers to its row')
+  t.strictSame(Object.keys(schemas.OaFilmList.properties), ['rows', 'next_cursor'], 'next_cursor documented (SPEC §7.1)')
 
   for (const [path, method, op] of operations(doc)) {
     t.strictSame(op.responses['4XX'], ERROR, `${method} ${path}: 4XX`)
@@ -315,8 +332,17 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(headers.filter((h) => !h.endsWith(' 503 Retry-After')).sort(), [
     'delete /api/admin/films/ 204 X-Deleted-Count',
     'get /api/admin/films/ 200 Content-Range',
+    'get /api/admin/films/ 200 Link',
+    'get /api/admin/films/{id}/ 200 ETag',
+    'get /api/admin/films/{id}/ 304 ETag',
     'get /api/directors/ 200 Content-Range',
-    'post /api/admin/films/ 201 Location'
+    'get /api/directors/ 200 Link',
+    'get /api/directors/{id}/ 200 ETag',
+    'get /api/directors/{id}/ 304 ETag',
+    'patch /api/admin/films/{id}/ 200 ETag',
+    'post /api/admin/films/ 201 ETag',
+    'post /api/admin/films/ 201 Location',
+    'put /api/admin/films/{id}/ 200 ETag'
   ])
   t.equal(headers.filter((h) => h.endsWith(' 503 Retry-After')).length, operations(doc).length, 'Retry-After on every 503')
 })

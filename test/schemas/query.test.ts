@@ -24,12 +24,17 @@ const item = defineTable('item', {
   tags: column.array(column.array(column.integer()))
 })
 
-const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null']
-const UNORDERED = ['e', 'ne', 'is_null', 'not_null']
+const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']
+const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
+const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
+const REPEATABLE = [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
 const BOOLEANS = ['true', 'false', '1', '0', 't', 'f', 'yes', 'no']
 
 const operator = (name: string, operators: string[]): object => ({
-  type: 'string', enum: operators, description: `Comparison for ${name}; default e. is_null and not_null need no value.`
+  type: 'string',
+  enum: operators,
+  description: `Comparison for ${name}; default e. is_null and not_null need no value.` +
+    (operators.includes('in') ? ` in and not_in take the ${name} parameter repeated, one value each.` : '')
 })
 const match = (name: string): object => ({
   type: 'string',
@@ -37,11 +42,11 @@ const match = (name: string): object => ({
   description: `How ${name} matches its value; default contains, case-insensitive (exact is case-sensitive).`
 })
 const scalar = (name: string, form: string, operators = ORDERED): Record<string, object> => ({
-  [name]: { description: `Filter on ${name}: ${form}.`, type: 'string' },
+  [name]: { description: `Filter on ${name}: ${form}.`, anyOf: REPEATABLE },
   [`${name}__operator`]: operator(name, operators)
 })
 const text = (name: string): Record<string, object> => ({
-  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.`, type: 'string' },
+  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.`, anyOf: REPEATABLE },
   [`${name}__operator`]: operator(name, UNORDERED),
   [`${name}__match`]: match(name)
 })
@@ -77,7 +82,7 @@ t.test('listQuerySchema: every filter and control parameter', async (t) => {
         description: 'Rows whose tags holds this element (an integer); repeat to require several.',
         anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
       },
-      tags__operator: operator('tags', UNORDERED),
+      tags__operator: operator('tags', CONTAINS),
       __order: {
         description: 'Comma-separated fields to sort by, or the parameter repeated; a - prefix sorts descending. Default: -id.',
         anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
@@ -105,7 +110,7 @@ t.test('listQuerySchema: secrets, joins and a key that is not a Serial', async (
   const country = defineTable('country', { code: column.varchar({ length: 2, primaryKey: true }) })
   const city = defineTable('city', { country: column.foreignKey(country) })
   const schema = plain(listQuerySchema(city, { excludeSecrets: true, maxJoins: 0, maxPageSize: 10 }))
-  t.strictSame(schema.properties.country, { description: 'Filter on country: text.', type: 'string' },
+  t.strictSame(schema.properties.country, { description: 'Filter on country: text.', anyOf: REPEATABLE },
     'a ForeignKey is filtered by its target key, with = and no match type')
   t.strictSame(schema.properties.country__operator, operator('country', ORDERED))
   t.notOk('country__match' in schema.properties)

@@ -8,6 +8,9 @@ import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResp
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
 const STRING = { type: 'string' }
 
+/** SPEC §7.1: optional, so a page without `__cursor` is as before. */
+const NEXT_CURSOR = { description: 'With `__cursor` only: the `__cursor` of the next page, null on the last (SPEC §7.1).', anyOf: [{ type: 'string' }, { type: 'null' }] }
+
 t.test('the response schemas, exactly', async (t) => {
   t.strictSame(plain(ErrorResponse), {
     title: 'ErrorResponse',
@@ -31,7 +34,12 @@ t.test('the response schemas, exactly', async (t) => {
     title: 'CountResponse',
     type: 'object',
     required: ['count', 'page_size'],
-    properties: { count: { type: 'integer' }, page_size: { type: 'integer' } }
+    properties: {
+      count: { type: 'integer' },
+      page_size: { type: 'integer' },
+      // SPEC §7.2, optional: exact-mode bodies are unchanged.
+      estimated: { type: 'boolean', description: "With countMode 'estimated' only: whether count is the planner's estimate (SPEC §7.2)." }
+    }
   })
   t.strictSame(plain(IdsResponse), { title: 'IdsResponse', additionalProperties: STRING, type: 'object', properties: {} })
   t.strictSame(plain(ReferencesResponse), {
@@ -50,10 +58,10 @@ t.test('the response schemas, exactly', async (t) => {
     title: 'MovieList',
     type: 'object',
     required: ['rows'],
-    properties: { rows: { type: 'array', items: { title: 'MovieRow', type: 'object', required: ['id'], properties: { id: { type: 'integer' } } } } }
+    properties: { rows: { type: 'array', items: { title: 'MovieRow', type: 'object', required: ['id'], properties: { id: { type: 'integer' } } } }, next_cursor: NEXT_CURSOR }
   })
   t.strictSame(plain(listResponse(Type.Object({}))), {
-    type: 'object', required: ['rows'], properties: { rows: { type: 'array', items: { type: 'object', properties: {} } } }
+    type: 'object', required: ['rows'], properties: { rows: { type: 'array', items: { type: 'object', properties: {} } }, next_cursor: NEXT_CURSOR }
   }, 'no title without a row title')
 })
 

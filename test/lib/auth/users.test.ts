@@ -1,7 +1,7 @@
 import t from 'tap'
 import { createTables, createTablesSql } from '../../../lib/db/index.js'
 import { column, defineTable } from '../../../lib/table/index.js'
-import { tokenTable, userTable } from '../../../lib/auth/tables.js'
+import { tokenTable, userTable } from '../../../lib/table/auth-tables.js'
 import { verifyPassword } from '../../../lib/auth/password.js'
 import {
   activeUserById, authTableProblem, checkLogin, createToken, createUser, recordLogin, setPassword, tokenOf, userByToken, userIdOf

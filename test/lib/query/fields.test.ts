@@ -2,8 +2,9 @@ import t from 'tap'
 import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath } from '../../../lib/query/fields.js'
 import { column, defineTable, type ColumnSpec, type Table } from '../../../lib/table/index.js'
 
-const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null']
-const UNORDERED = ['e', 'ne', 'is_null', 'not_null']
+const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']
+const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
+const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
 
 const country = defineTable('fq_country', {
   code: column.varchar({ length: 2, primaryKey: true }),
@@ -37,9 +38,9 @@ t.test('operatorsFor and isText, per column type', async (t) => {
     ['varchar', column.varchar({ length: 3 }), UNORDERED, true],
     ['text', column.text(), UNORDERED, true],
     ['email', column.email(), UNORDERED, true],
-    ['array of integer', column.array(column.integer()), UNORDERED, false],
-    ['array of text', column.array(column.text()), UNORDERED, false],
-    ['array of arrays of timestamps', column.array(column.array(column.timestamp())), UNORDERED, false]
+    ['array of integer', column.array(column.integer()), CONTAINS, false],
+    ['array of text', column.array(column.text()), CONTAINS, false],
+    ['array of arrays of timestamps', column.array(column.array(column.timestamp())), CONTAINS, false]
   ]
   for (const [label, spec, operators, text] of cases) {
     t.strictSame(operatorsFor(spec), operators, `operators of ${label}`)

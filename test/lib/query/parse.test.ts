@@ -125,9 +125,12 @@ t.test('the context: filterable columns and field options, secrets left out', as
 })
 
 t.test('the defaults of GET /', async (t) => {
-  const q = parseListQuery(ctx, raw({}))
+  const parsed = parseListQuery(ctx, raw({}))
+  const { binding, cursor, format, ...q } = parsed
+  // The members of SPEC §7.1 and §7.5: no cursor, no format, bound to table, order and no filter.
+  t.strictSame({ binding, cursor, format }, { binding: 'pq_movie\0-id\0[]', cursor: null, format: null })
   t.strictSame(
-    { ...q, order: orderOf(q) },
+    { ...q, order: orderOf(parsed) },
     { filters: [], order: [['id', true]], fields: null, readable: false, page: 1, pageSize: 15, rangeHeader: false, rangeHeaderName: 'pq_movie' }
   )
   t.equal(q.order[0]!.field, ctx.fields.get('id'))
@@ -137,7 +140,8 @@ t.test('every operator on every column type, with a value', async (t) => {
   for (const c of COLUMNS) {
     for (const op of OPERATORS) {
       const label = `${c.name}__operator=${op}`
-      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op)
+      // in and not_in (SPEC §7.6) apply to every column but arrays.
+      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
       const nullCheck = op === 'is_null' || op === 'not_null'
       const run = (): FilterSummary[] => filters({ [c.name]: c.text, [`${c.name}__operator`]: op })
       if (applicable) {
@@ -153,7 +157,8 @@ t.test('an operator without a value: a 400, except is_null and not_null', async 
   for (const c of COLUMNS) {
     for (const op of OPERATORS) {
       const label = `${c.name}__operator=${op} alone`
-      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op)
+      // in and not_in (SPEC §7.6) apply to every column but arrays.
+      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
       const run = (): FilterSummary[] => filters({ [`${c.name}__operator`]: op })
       if (!applicable) {
         t.strictSame(caught(run), bad('QS_OPERATOR_NOT_APPLICABLE', `The operator ${op} does not apply to ${c.name} (type ${c.type}).`), label)
@@ -182,16 +187,16 @@ t.test('the default comparison of each column type', async (t) => {
 
 t.test('unknown operators and match types', async (t) => {
   const cases: Array<[Record<string, string>, Failure]> = [
-    [{ rating__operator: 'eq' }, bad('QS_UNKNOWN_OPERATOR', '"eq" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.')],
-    [{ rating__operator: 'LT' }, bad('QS_UNKNOWN_OPERATOR', '"LT" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.')],
-    [{ rating__operator: '' }, bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.')],
+    [{ rating__operator: 'eq' }, bad('QS_UNKNOWN_OPERATOR', '"eq" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
+    [{ rating__operator: 'LT' }, bad('QS_UNKNOWN_OPERATOR', '"LT" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
+    [{ rating__operator: '' }, bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
     [{ name: 'x', name__match: 'regex' }, bad('QS_UNKNOWN_MATCH', '"regex" is not a match type: use one of contains, exact, starts, ends.')],
     [{ name: 'x', name__match: 'EXACT' }, bad('QS_UNKNOWN_MATCH', '"EXACT" is not a match type: use one of contains, exact, starts, ends.')],
     [{ name: 'x', name__match: '' }, bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.')]
   ]
   for (const [query, expected] of cases) t.strictSame(caught(() => filters(query)), expected, JSON.stringify(query))
   // A parameter with no value at all (an empty list) is no operator or match type either.
-  t.strictSame(caught(() => filters({ rating__operator: [] })), bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.'))
+  t.strictSame(caught(() => filters({ rating__operator: [] })), bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.'))
   t.strictSame(caught(() => filters({ name: 'x', name__match: [] })), bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.'))
   t.strictSame(filters({ name: [] }), [], 'nor a filter value')
 })
@@ -247,8 +252,9 @@ t.test('repeating a filter: a 400 on scalar columns, every value wanted on array
 
 t.test('an empty value is no filter (docs: an HTML form sends its empty fields)', async (t) => {
   for (const c of COLUMNS) t.strictSame(filters({ [c.name]: '' }), [], c.name)
-  t.strictSame(filters({ name: ['', ''] }), [], 'repeated empties are not a repeat')
-  t.strictSame(filters({ rating: ['', '3'] }), [['rating', 'e', 'contains', [3]]], 'the empty one is dropped')
+  // SPEC §6.8 as amended (issue 10): repeated empty values are a repeat, a 400.
+  t.strictSame(caught(() => filters({ name: ['', ''] })), bad('QS_REPEATED', 'name is given more than once.'), 'repeated empties are a repeat')
+  t.strictSame(caught(() => filters({ rating: ['', '3'] })), bad('QS_REPEATED', 'rating is given more than once.'), 'name=&name=x is a repeat (SPEC §6.8 as amended)')
   t.strictSame(filters({ tags: ['a', '', 'b'] }), [['tags', 'e', 'contains', ['a', 'b']]])
   t.strictSame(filters({ name: '', rating: '1' }), [['rating', 'e', 'contains', [1]]])
 })
@@ -573,7 +579,7 @@ t.test('prototype keys as field names and as values: a 400, never a crash', asyn
     t.strictSame(caught(() => parseSingleQuery(ctx, raw({ __visible_fields: name }))), unknownPath(name, FIELDS), `single: __visible_fields=${name}`)
     t.strictSame(
       caught(() => filters({ rating__operator: name })),
-      bad('QS_UNKNOWN_OPERATOR', `${JSON.stringify(name)} is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null.`),
+      bad('QS_UNKNOWN_OPERATOR', `${JSON.stringify(name)} is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.`),
       `rating__operator=${name}`
     )
     t.strictSame(
@@ -726,4 +732,25 @@ t.test('parseId', async (t) => {
       t.equal(parseId(table, text), expected, label)
     }
   }
+})
+
+t.test('each filter resolves to one kind: compare, like, contains or null', async (t) => {
+  const kinds = (query: Record<string, string | string[]>): string[] => parseListQuery(ctx, raw(query)).filters.map((f) => f.kind)
+  const cases: Array<[Record<string, string | string[]>, string]> = [
+    [{ name: 'x' }, 'like'],
+    [{ name: 'x', name__match: 'starts' }, 'like'],
+    [{ name: 'x', name__match: 'ends' }, 'like'],
+    [{ synopsis: 'x' }, 'like'],
+    [{ contact: 'x', contact__operator: 'e' }, 'like'],
+    [{ name: 'x', name__match: 'exact' }, 'compare'],
+    [{ name: 'x', name__operator: 'ne', name__match: 'starts' }, 'compare'],
+    [{ rating: '1', rating__operator: 'gt' }, 'compare'],
+    [{ premiere: '2024-01-01' }, 'compare'],
+    [{ studio: 'ab' }, 'compare'],
+    [{ tags: ['a', 'b'] }, 'contains'],
+    [{ scores: '1', scores__operator: 'ne' }, 'contains'],
+    [{ name__operator: 'is_null' }, 'null'],
+    [{ tags__operator: 'not_null' }, 'null']
+  ]
+  for (const [query, kind] of cases) t.strictSame(kinds(query), [kind], JSON.stringify(query))
 })

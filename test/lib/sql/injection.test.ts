@@ -3,7 +3,8 @@ import { createTables } from '../../../lib/db/index.js'
 import { bodyOf, fromDatabaseError } from '../../../lib/errors.js'
 import { parseFilterQuery, parseIdsQuery, parseListQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import { quoteIdent, quoteLiteral } from '../../../lib/sql/identifier.js'
-import { compileCount, compileIds, compileList, compileSingle, shapeRow, type Statement } from '../../../lib/sql/select.js'
+import { compileCount, compileIds, compileList, compileSingle, shapeRow } from '../../../lib/sql/select.js'
+import type { Statement } from '../../../lib/table/statement.js'
 import {
   compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate
 } from '../../../lib/sql/write.js'

@@ -1,9 +1,9 @@
 import t from 'tap'
 import { parseIdsQuery, parseListQuery, parseSingleQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import {
-  compileCount, compileIds, compileList, compileSingle, readableSql, returningList, shapeRow, TOTAL, whereClause,
-  type SelectStatement, type Shape, type Statement
+  compileCount, compileIds, compileList, compileSingle, readableSql, returningList, shapeRow, TOTAL, whereClause
 } from '../../../lib/sql/select.js'
+import type { SelectStatement, Shape, Statement } from '../../../lib/table/statement.js'
 import { statementName } from '../../../lib/sql/statements.js'
 import { column, defineTable, type Table, type TableColumn } from '../../../lib/table/index.js'
 

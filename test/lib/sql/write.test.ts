@@ -1,6 +1,6 @@
 import t from 'tap'
 import { parseFilterQuery, queryContext, type Filter, type RawQuery } from '../../../lib/query/parse.js'
-import type { Statement } from '../../../lib/sql/select.js'
+import type { Statement } from '../../../lib/table/statement.js'
 import {
   compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate
 } from '../../../lib/sql/write.js'

@@ -1,0 +1,89 @@
+/**
+ * CPU profiles of the TableCRUD server under one case's load, summarised by self time per
+ * function and per package: `node --import tsx bench/profile.ts [case label prefix]`.
+ * Profiles (`.cpuprofile`, open in Chrome DevTools) are left in bench/profiles/; with
+ * `BENCH_HEAP=1`, heap snapshots before and after the load too. `BENCH_KIND=hand` profiles the
+ * hand-written server.
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs'
+import pg from 'pg'
+import { cases, seed } from './cases.js'
+import { buildServers, run, startServer } from './measure.js'
+
+interface Node { id: number, callFrame: { functionName: string, url: string, lineNumber: number }, hitCount: number }
+interface Profile { nodes: Node[], samples: number[], startTime: number, endTime: number }
+
+const prefix = process.argv[2] ?? ''
+const kind = (process.env.BENCH_KIND ?? 'crud') as 'crud' | 'hand'
+const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const dir = new URL('./profiles/', import.meta.url).pathname
+rmSync(dir, { recursive: true, force: true })
+mkdirSync(dir, { recursive: true })
+const connectionString = process.env.DATABASE_URL!
+buildServers()
+const admin = new pg.Pool({ connectionString, max: 1 })
+await seed(admin)
+const server = await startServer(kind, { BENCH_DATABASE_URL: connectionString, BENCH_POOL: '10' }, '/movies/1/')
+const chosen = cases.filter((c) => c.label.startsWith(prefix))
+// Warm: the JIT, the prepared statements, the per-shape caches.
+for (const c of chosen) await run(server, c, 2, 10)
+if (process.env.BENCH_HEAP !== undefined) await server.command(`heap:${dir}before.heapsnapshot`)
+// Heap snapshots are taken without the CPU profiler, whose samples would be counted as growth.
+const profiling = process.env.BENCH_HEAP === undefined
+if (profiling) await server.command('profile:start')
+let requests = 0
+for (const c of chosen) {
+  const r = await run(server, c, seconds, 10)
+  requests += r.requests
+  console.log(`${c.label}: ${r.rps.toFixed(0)} req/s, ${r.cpuPerRequest.toFixed(0)} µs/req`)
+}
+if (profiling) await server.command(`profile:stop:${dir}load.cpuprofile`)
+if (process.env.BENCH_HEAP !== undefined) await server.command(`heap:${dir}after.heapsnapshot`)
+await server.stop()
+await admin.end()
+
+const file = 'load.cpuprofile'
+const profile = (profiling ? JSON.parse(readFileSync(dir + file, 'utf8')) : { nodes: [], samples: [], startTime: 0, endTime: 0 }) as Profile
+const total = profile.samples.length
+const byFunction = new Map<string, number>()
+const byPackage = new Map<string, number>()
+for (const node of profile.nodes) {
+  const { functionName, url, lineNumber } = node.callFrame
+  const where = url.replace(/^file:\/\/.*?\/(node_modules\/)?/, '').replace(/^.*node_modules\//, '')
+  const fn = `${functionName || '(anonymous)'} ${where}:${lineNumber + 1}`
+  byFunction.set(fn, (byFunction.get(fn) ?? 0) + node.hitCount)
+  const pkg = url === '' ? functionName : url.includes('node_modules/') ? url.replace(/^.*node_modules\/((@[^/]+\/)?[^/]+).*$/, '$1') : url.startsWith('node:') ? 'node:' + url.slice(5).split('/')[0] : url.replace(/^file:\/\/.*\/wt\/[^/]+\//, '')
+  byPackage.set(pkg, (byPackage.get(pkg) ?? 0) + node.hitCount)
+}
+// µs of CPU per request spent there: what compares across servers and runs of different speed.
+const perRequest = (profile.endTime - profile.startTime) / total / requests
+const top = (m: Map<string, number>, n: number): string => [...m].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${(100 * v / total).toFixed(1).padStart(5)}% ${(v * perRequest).toFixed(1).padStart(6)} µs/req  ${k}`).join('\n')
+const busy = total - (byPackage.get('(idle)') ?? 0)
+console.log(`\n${total} samples (${file}), ${requests} requests, ${(busy * perRequest).toFixed(0)} µs/req busy\n\nby package or file:\n${top(byPackage, 25)}\n\nby function:\n${top(byFunction, 30)}`)
+
+interface HeapSnapshot { snapshot: { meta: { node_fields: string[], node_types: [string[]] } }, nodes: number[], strings: string[] }
+
+/** Self size by object kind (`type:name`, e.g. `object:Object`, `string`), in bytes. */
+function heapSummary (path: string): Map<string, number> {
+  const heap = JSON.parse(readFileSync(path, 'utf8')) as HeapSnapshot
+  const fields = heap.snapshot.meta.node_fields
+  const types = heap.snapshot.meta.node_types[0]
+  const [type, name, size] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number]
+  const out = new Map<string, number>()
+  for (let i = 0; i < heap.nodes.length; i += fields.length) {
+    const t = types[heap.nodes[i + type]!]!
+    const key = t === 'object' || t === 'closure' ? `${t}:${heap.strings[heap.nodes[i + name]!]}` : t
+    out.set(key, (out.get(key) ?? 0) + heap.nodes[i + size]!)
+  }
+  return out
+}
+
+if (process.env.BENCH_HEAP !== undefined) {
+  const before = heapSummary(`${dir}before.heapsnapshot`)
+  const after = heapSummary(`${dir}after.heapsnapshot`)
+  const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0)
+  const mb = (n: number): string => (n / 1048576).toFixed(2)
+  console.log(`\nheap after a GC: ${mb(total(before))} MB before the load, ${mb(total(after))} MB after; largest growth:`)
+  const growth = [...after].map(([k, v]) => [k, v - (before.get(k) ?? 0)] as const).sort((a, b) => b[1] - a[1]).slice(0, 12)
+  for (const [k, v] of growth) console.log(`${mb(v).padStart(8)} MB  ${k}`)
+}

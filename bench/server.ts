@@ -1,0 +1,49 @@
+/**
+ * One server of the bench, in its own process so its CPU time and memory are its own:
+ * compiled to bench/.build by bench/measure.ts, started as `server.js crud|hand`. Tells the
+ * parent its address over IPC.
+ */
+import Fastify from 'fastify'
+import fastifyPostgres from '@fastify/postgres'
+import { Session } from 'node:inspector/promises'
+import { writeFileSync } from 'node:fs'
+import { crudRoutes, handRoutes } from './cases.js'
+
+const kind = process.argv[2]
+const app = Fastify()
+await app.register(fastifyPostgres, { connectionString: process.env.BENCH_DATABASE_URL!, max: Number(process.env.BENCH_POOL ?? 10) })
+await (kind === 'crud' ? crudRoutes(app) : handRoutes(app))
+const url = await app.listen({ port: 0, host: '127.0.0.1' })
+process.send!({ url })
+const session = new Session()
+process.on('message', (message: string) => {
+  (async () => {
+    if (message === 'gc') {
+      // Idle memory: what stays after a collection, not garbage the process has not yet swept.
+      globalThis.gc?.()
+    } else if (message === 'profile:start') {
+      // Profiles of the load alone, without start-up (bench/profile.ts).
+      session.connect()
+      await session.post('Profiler.enable')
+      await session.post('Profiler.setSamplingInterval', { interval: 200 })
+      await session.post('Profiler.start')
+    } else if (message.startsWith('profile:stop:')) {
+      const { profile } = await session.post('Profiler.stop')
+      writeFileSync(message.slice('profile:stop:'.length), JSON.stringify(profile))
+      session.disconnect()
+    } else if (message.startsWith('heap:')) {
+      globalThis.gc?.()
+      session.connect()
+      const chunks: string[] = []
+      const collect = (m: { params: { chunk: string } }): void => { chunks.push(m.params.chunk) }
+      session.on('HeapProfiler.addHeapSnapshotChunk', collect)
+      await session.post('HeapProfiler.takeHeapSnapshot')
+      // Left listening, this snapshot's text would be in the next one.
+      session.off('HeapProfiler.addHeapSnapshotChunk', collect)
+      writeFileSync(message.slice('heap:'.length), chunks.join(''))
+      session.disconnect()
+    }
+    process.send!({ done: message })
+  })().catch((error: unknown) => { console.error(error); process.exit(1) })
+})
+process.on('disconnect', () => { app.close().then(() => process.exit(0), () => process.exit(1)) })

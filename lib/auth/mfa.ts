@@ -1,0 +1,179 @@
+import { optionError } from '../errors.js'
+import * as sql from '../sql/mfa.js'
+import type { Statement } from '../table/statement.js'
+import { isTable, type Table } from '../table/index.js'
+import {
+  decryptSecret, encryptSecret, generateRecoveryCode, hashRecoveryCode, KEY_RULE, matchRecoveryCode, parseKeys,
+  type EncryptionKey
+} from './mfa-crypto.js'
+import { MFA_COLUMNS, mfaSecretTable } from '../table/auth-tables.js'
+import { matchTotp, otpauthUrl, qrCodeDataUrl, newTotpSecret } from './totp.js'
+import type { AuthDb } from './users.js'
+
+/**
+ * What each call of a provider is given: the database (`fastify.pg`); the login plugins add the request.
+ * @example const status = await totp.status(user.id, { db: app.pg } satisfies MfaDbContext)
+ */
+export interface MfaDbContext {
+  db: AuthDb
+}
+
+/**
+ * What `register` hands the user once, to put into an authenticator app and to keep.
+ * @example const { secret, otpauth_url, qrcode_image, recovery_codes }: MfaEnrollment = await provider.register(app.pg, user)
+ */
+export interface MfaEnrollment {
+  qrcode_image: string
+  otpauth_url: string
+  secret: string
+  recovery_codes: string[]
+}
+
+/**
+ * Where a user stands with a provider: what `mfaSetup` shows and allows.
+ * @example if ((await totp.status(user.id, { db: app.pg })) === 'enrolled') console.log('MFA is on')
+ */
+export type MfaStatus = 'none' | 'pending' | 'enrolled'
+
+/**
+ * The authenticator-app provider: what `mfaSetup` drives, and what the login plugins ask.
+ * @example const totp: AuthenticatorProvider = authenticatorProvider({ encryptionKey: process.env.MFA_KEY! })
+ */
+export interface AuthenticatorProvider {
+  /** `authenticator`: the value of `mfa_provider` that picks it. */
+  readonly name: string
+  readonly secretTable: Table
+  /** Whether a login of this user must carry a code: an enrollment that is confirmed and not revoked. */
+  isEnrolled: (userId: number | string, context: MfaDbContext) => Promise<boolean>
+  /** Checks a login code (TOTP, or a recovery code when longer than 10 characters) and spends it: true once per code. */
+  verifyCode: (userId: number | string, code: string, context: MfaDbContext) => Promise<boolean>
+  status: (userId: number | string, context: MfaDbContext) => Promise<MfaStatus>
+  /** A new pending enrollment (replacing a pending or revoked one); null when the user is enrolled. */
+  register: (user: { id: number | string, username: string }, context: MfaDbContext) => Promise<MfaEnrollment | null>
+  /** Confirms the pending enrollment with its current code. */
+  confirm: (userId: number | string, code: string, context: MfaDbContext) => Promise<'enabled' | 'invalid' | MfaStatus>
+  /** Revokes a confirmed enrollment; false when there is none. */
+  revoke: (userId: number | string, context: MfaDbContext) => Promise<boolean>
+  /** The pending secret and its otpauth URL, for the set-up page; null when none is pending. */
+  pending: (user: { id: number | string, username: string }, context: MfaDbContext) => Promise<{ secret: string, otpauth_url: string } | null>
+}
+
+/**
+ * Options of `authenticatorProvider`.
+ * @example
+ * const options: AuthenticatorProviderOptions = { encryptionKey: [newKey, oldKey], issuer: 'My site' }
+ */
+export interface AuthenticatorProviderOptions {
+  /**
+   * The AES-256-GCM key of the secrets at rest: 32 bytes (a Buffer, 64 hex characters or
+   * base64), or an array of them: the first encrypts, every one decrypts (key rotation).
+   */
+  encryptionKey: EncryptionKey | readonly EncryptionKey[]
+  /** The name an authenticator app shows; default `'fastify-tablecrud'`. */
+  issuer?: string
+  /** How many recovery codes a user gets; default 8. */
+  recoveryCodeCount?: number
+  /** Steps either side of the current one whose codes are accepted (clock drift); default 0. */
+  validWindow?: number
+  /** The table of enrollments; default the built-in `auth_mfa_secret`. */
+  secretTable?: Table
+}
+
+const NAME = 'authenticatorProvider'
+
+async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
+  return await db.query(statement.text, statement.values as unknown[])
+}
+
+interface Row { id: number | string, secret: string, recovery_codes: string[], confirmed: boolean, revoked: boolean }
+
+function checkOptions (options: AuthenticatorProviderOptions): { issuer: string, count: number, window: number, table: Table } {
+  const issuer = options.issuer ?? 'fastify-tablecrud'
+  if (typeof issuer !== 'string' || issuer === '' || issuer.includes(':')) throw optionError(NAME, 'issuer', 'must be a non-empty string without ":"')
+  const count = options.recoveryCodeCount ?? 8
+  if (!Number.isInteger(count) || count < 0 || count > 100) throw optionError(NAME, 'recoveryCodeCount', 'must be an integer from 0 to 100')
+  const window = options.validWindow ?? 0
+  if (!Number.isInteger(window) || window < 0 || window > 10) throw optionError(NAME, 'validWindow', 'must be an integer from 0 to 10')
+  const table = options.secretTable ?? mfaSecretTable
+  if (!isTable(table)) throw optionError(NAME, 'secretTable', 'must be a table made by defineTable')
+  const missing = MFA_COLUMNS.filter((name) => !table.columnMap.has(name))
+  if (missing.length > 0) throw optionError(NAME, 'secretTable', `has no ${missing.join(', ')} column`)
+  if (!table.columnMap.get('user')!.unique) throw optionError(NAME, 'secretTable', 'must have a unique user column')
+  return { issuer, count, window, table }
+}
+
+/**
+ * The authenticator-app MFA provider (SPEC §5.4), named `authenticator`: TOTP (RFC 6238, SHA-1,
+ * 6 digits, 30 s) through otpauth, the secret encrypted at rest with AES-256-GCM, recovery
+ * codes kept as salted hashes and usable once, a code never accepted twice. Throws at once
+ * when the key is missing or not 32 bytes.
+ * @example
+ * const totp = authenticatorProvider({ encryptionKey: process.env.MFA_KEY! })
+ * app.register(sessionLogin, { prefix: '/login', mfaProviders: [totp] })
+ * app.register(mfaSetup, { prefix: '/mfa', provider: totp })
+ */
+export function authenticatorProvider (options: AuthenticatorProviderOptions): AuthenticatorProvider {
+  if (typeof options !== 'object' || options === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
+  const keys = parseKeys(options.encryptionKey)
+  if (keys === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
+  const { issuer, count, window, table } = checkOptions(options)
+
+  const load = async (db: AuthDb, userId: number | string): Promise<Row | null> => {
+    const { rows } = await run(db, sql.enrollment(table, userId))
+    return rows.length === 0 ? null : rows[0] as Row
+  }
+  const statusOf = (row: Row | null): MfaStatus =>
+    row === null || row.revoked ? 'none' : row.confirmed ? 'enrolled' : 'pending'
+  const stepOf = (row: Row, userId: number | string, code: string): number | null => {
+    const secret = decryptSecret(keys, row.secret, String(userId))
+    return secret === null ? null : matchTotp(secret, code, window)
+  }
+
+  return Object.freeze({
+    name: 'authenticator',
+    secretTable: table,
+    async status (userId: number | string, { db }: MfaDbContext) {
+      return statusOf(await load(db, userId))
+    },
+    async isEnrolled (userId: number | string, { db }: MfaDbContext) {
+      return statusOf(await load(db, userId)) === 'enrolled'
+    },
+    async register (user: { id: number | string, username: string }, { db }: MfaDbContext) {
+      const secret = newTotpSecret()
+      const codes = Array.from({ length: count }, generateRecoveryCode)
+      const { rows } = await run(db, sql.upsertPending(table, user.id, encryptSecret(keys, secret, String(user.id)), codes.map((c) => hashRecoveryCode(c))))
+      if (rows.length === 0) return null
+      const url = otpauthUrl(secret, issuer, user.username)
+      return { qrcode_image: await qrCodeDataUrl(url), otpauth_url: url, secret, recovery_codes: codes }
+    },
+    async confirm (userId: number | string, code: string, { db }: MfaDbContext) {
+      const row = await load(db, userId)
+      const status = statusOf(row)
+      if (status !== 'pending') return status
+      const step = stepOf(row!, userId, code)
+      if (step === null) return 'invalid'
+      const { rows } = await run(db, sql.confirm(table, row!.id, step))
+      return rows.length === 1 ? 'enabled' : 'none'
+    },
+    async pending (user: { id: number | string, username: string }, { db }: MfaDbContext) {
+      const row = await load(db, user.id)
+      const secret = statusOf(row) === 'pending' ? decryptSecret(keys, row!.secret, String(user.id)) : null
+      return secret === null ? null : { secret, otpauth_url: otpauthUrl(secret, issuer, user.username) }
+    },
+    async revoke (userId: number | string, { db }: MfaDbContext) {
+      const { rows } = await run(db, sql.revoke(table, userId))
+      return rows.length === 1
+    },
+    async verifyCode (userId: number | string, code: string, { db }: MfaDbContext) {
+      const row = await load(db, userId)
+      if (statusOf(row) !== 'enrolled') return false
+      // SPEC §5.4: a code longer than 10 characters is a recovery code.
+      if (code.length > 10) {
+        const hash = matchRecoveryCode(code, row!.recovery_codes)
+        return hash !== null && (await run(db, sql.useRecoveryCode(table, row!.id, hash))).rows.length === 1
+      }
+      const step = stepOf(row!, userId, code)
+      return step !== null && (await run(db, sql.useStep(table, row!.id, step))).rows.length === 1
+    }
+  })
+}

@@ -1,0 +1,6 @@
+export * from './escape.js'
+export * from './layout.js'
+export * from './login.js'
+export * from './logout.js'
+export * from './accounts.js'
+export * from './mfa.js'

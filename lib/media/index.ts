@@ -1,0 +1,7 @@
+export { localMediaStorage, LocalMediaStorage } from './local.js'
+export type { LocalMediaStorageOptions } from './local.js'
+export { s3MediaStorage, S3MediaStorage } from './s3.js'
+export type { S3MediaStorageOptions, S3ClientLike } from './s3.js'
+export { MediaStorage } from './storage.js'
+export type { MediaStorageOptions, StoreFileOptions, FileData } from './storage.js'
+export { DEFAULT_CHARACTERS, DEFAULT_EXTENSIONS } from './names.js'

@@ -1,0 +1,80 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import fastifyCookie from '@fastify/cookie'
+import fastifyFormbody from '@fastify/formbody'
+import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
+import type { FormPageData } from '../../lib/html/index.js'
+import { errorHandler, sendError } from '../errors.js'
+import type {} from '../web/types.js'
+
+/**
+ * The plumbing of the browser-facing auth plugins (SPEC §5): bodies that are JSON or
+ * urlencoded forms, cookies, and answers that are pages for the built-in forms and JSON
+ * otherwise.
+ */
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/**
+ * @fastify/cookie in this context unless it (or an integrator's registration above it) is
+ * there already: registering it twice would decorate twice and fail.
+ */
+export async function ensureCookies (fastify: FastifyInstance): Promise<void> {
+  if (!fastify.hasDecorator('parseCookie') && !fastify.hasRequestDecorator('cookies')) await fastify.register(fastifyCookie)
+}
+
+/**
+ * Readies a context with form routes: JSON or urlencoded bodies only (another type is a 415
+ * naming both), cookies, errors in the SPEC shape, and `Cache-Control: no-store` on every
+ * answer: they carry session cookies and CSRF tokens, which no cache may keep (SPEC §3.2).
+ */
+export async function formContext (fastify: FastifyInstance): Promise<void> {
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      const type = request.headers['content-type']
+      sendError(reply, new TABLECRUD_ERR_FORM_MEDIA_TYPE(type === undefined ? 'none' : JSON.stringify(type)))
+      return
+    }
+    errorHandler(error, request, reply)
+  })
+  fastify.removeContentTypeParser('text/plain')
+  // @fastify/formbody turns repeated fields into arrays; the handlers refuse them as missing.
+  if (!fastify.hasContentTypeParser(FORM)) await fastify.register(fastifyFormbody)
+  await ensureCookies(fastify)
+  fastify.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+}
+
+/** Whether the request is a form submission: an urlencoded body, or `format=html` (SPEC §5.1). */
+export function isFormSubmission (request: FastifyRequest): boolean {
+  const type = request.headers['content-type']?.split(';')[0]?.trim().toLowerCase()
+  return type === FORM || wantsPage(request)
+}
+
+/** Whether the body asks for answers as pages: the built-in forms send `format=html`. */
+export function wantsPage (request: FastifyRequest): boolean {
+  const body = request.body
+  return typeof body === 'object' && body !== null && (body as Record<string, unknown>).format === 'html'
+}
+
+/** What every page of a form route is given: where it posts (the route's own path, never the request's) and the CSRF token. */
+export function pageBase (request: FastifyRequest, title: string): FormPageData {
+  // Fastify gives a prefix's root route as `/login` for `/login/` too; the pages use the slash form.
+  const url = request.routeOptions.url!
+  return { title, action: url.endsWith('/') ? url : `${url}/`, csrfToken: request.csrfToken ?? null, message: null }
+}
+
+/** Sends a page with a status. */
+export function sendPage (reply: FastifyReply, status: number, page: string): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(page)
+}
+
+/**
+ * Answers a refused submission: the page again with the message (escaped by the template)
+ * and the error's status for a built-in form, the SPEC §1 JSON otherwise.
+ */
+export function refuseForm (request: FastifyRequest, reply: FastifyReply, error: Error, page: (message: string) => string): FastifyReply {
+  if (!wantsPage(request)) return sendError(reply, error)
+  // Every error a form route refuses with is one of lib/errors.ts, which carry their status.
+  return sendPage(reply, (error as Error & { statusCode: number }).statusCode, page(error.message))
+}

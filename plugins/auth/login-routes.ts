@@ -1,0 +1,61 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
+import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
+import { errorHandler, pathOf, sendError } from '../errors.js'
+import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import type {} from '../web/types.js'
+
+/** The routes of the JSON login plugins (token and JWT login). */
+
+const LOGIN_BODY = {
+  type: 'object',
+  properties: { username: { type: 'string', minLength: 1 }, password: { type: 'string', minLength: 1 } },
+  required: ['username', 'password']
+} as const
+
+const TOKEN_RESPONSE = {
+  type: 'object',
+  properties: { token: { type: 'string' } },
+  required: ['token']
+} as const
+
+/** Every answer a login route can give (SPEC §3), so a typed client knows its errors. */
+const LOGIN_RESPONSES = {
+  200: { ...TOKEN_RESPONSE, 'x-response-description': 'Logged in: the token, with `Cache-Control: no-store`.' },
+  400: errorResponse('The body is not JSON.'),
+  401: errorResponse('No credentials, or credentials that are wrong (an unknown or inactive user, a wrong password).'),
+  413: errorResponse('The body is over the size limit.'),
+  415: errorResponse('The body is not `application/json`.'),
+  503: ServiceUnavailableResponse
+}
+
+/** A 405 with `Allow`, answered before the body is read. */
+export function refuseMethod (allow: string) {
+  return async function refuseMethod (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    reply.header('allow', allow)
+    return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+  }
+}
+
+/**
+ * The routes of a login context: POST at the prefix, a 405 with `Allow: POST` for the other
+ * methods (answered before the body is read), and errors in the SPEC shape (a body that is not
+ * JSON is a 400; one that is not `application/json` a 415).
+ */
+export function loginRoutes (fastify: FastifyInstance, summary: string, handler: RouteHandlerMethod): void {
+  fastify.setErrorHandler(errorHandler)
+  fastify.removeContentTypeParser('text/plain')
+  fastify.route({
+    method: 'POST',
+    url: '/',
+    schema: { summary, body: LOGIN_BODY, response: LOGIN_RESPONSES },
+    // The rateLimit plugin's login limit applies (SPEC §5.7).
+    config: { tablecrudLogin: true },
+    // The body schema documents the route; the handler checks the body itself, because a
+    // missing field is a 401 with the SPEC's message, not a 400, and nothing may be coerced.
+    validatorCompiler: () => () => true,
+    handler
+  })
+  // OPTIONS is left to @fastify/cors, whose preflight answers would otherwise be shadowed.
+  const refuse = refuseMethod('POST')
+  fastify.route({ method: ['GET', 'PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
+}

@@ -1,0 +1,81 @@
+import type { FastifyPluginAsync } from 'fastify'
+import { TABLECRUD_ERR_AUTH_NO_SESSION_COOKIE } from '../../lib/errors.js'
+import { deleteSession } from '../../lib/auth/sessions.js'
+import { logoutPage, type LogoutPageData, type Template } from '../../lib/html/index.js'
+import { sessionTable as builtInSessions } from '../../lib/table/auth-tables.js'
+import type { Table } from '../../lib/table/index.js'
+import { formContext, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { refuseMethod } from './login-routes.js'
+import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption } from './options.js'
+import type { PoolOptions } from '../database.js'
+
+/**
+ * Options of `sessionLogout`.
+ * @example app.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' } satisfies SessionLogoutOptions)
+ */
+export interface SessionLogoutOptions extends PoolOptions {
+  /** The session table; default the built-in `auth_session`. */
+  sessionTable?: Table
+  /** The session cookie's name; default `id`. */
+  cookieName?: string
+  /** Where a logged-out form is sent (303); default null: JSON, or the page saying so for the built-in form. */
+  redirectTo?: string | null
+  /** The logout page; default the built-in one. */
+  template?: Template<LogoutPageData>
+}
+
+const NAME = 'sessionLogout'
+const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
+const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
+
+/**
+ * Session logout (SPEC §5.1): GET at the prefix is a page with a logout button; POST ends the
+ * session of the cookie (an unknown one ends nothing and still succeeds), clears the cookie
+ * and answers 200 `{"message": "Successfully logged out"}`, or 303 to `redirectTo` for a form
+ * when set. Without the cookie: 401 `The session cookie wasn't found.`
+ * @example
+ * app.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' })
+ */
+export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async function sessionLogout (fastify, options) {
+  const sessions = sessionTableOption(NAME, options.sessionTable ?? builtInSessions)
+  const cookieName = cookieNameOption(NAME, options.cookieName)
+  const redirectTo = nullableRedirectOption(NAME, options.redirectTo)
+  const template = templateOption(NAME, options.template, logoutPage)
+  const db = databaseOf(fastify, NAME, options)!
+  await formContext(fastify)
+
+  fastify.route({
+    method: 'GET',
+    url: '/',
+    schema: { summary: 'The logout page', tags: ['sessions'], response: { 200: HTML_PAGE } },
+    handler: async (request, reply) => sendPage(reply, 200, template({ ...pageBase(request, 'Log out'), loggedOut: false }))
+  })
+  fastify.route({
+    method: 'POST',
+    url: '/',
+    schema: {
+      summary: 'Log out: ends the session of the cookie',
+      tags: ['sessions'],
+      consumes: ['application/json', 'application/x-www-form-urlencoded'],
+      response: {
+        200: MESSAGE,
+        ...(redirectTo === null ? {} : { 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } })
+      }
+    },
+    handler: async (request, reply) => {
+      const token = request.cookies[cookieName]
+      if (token === undefined) {
+        return refuseForm(request, reply, new TABLECRUD_ERR_AUTH_NO_SESSION_COOKIE(),
+          (message) => template({ ...pageBase(request, 'Log out'), message, loggedOut: false }))
+      }
+      await deleteSession(db, token, sessions)
+      // Max-Age=0 alone (SPEC §5.1): clearCookie would add an Expires in 1970 as well.
+      reply.setCookie(cookieName, '', { maxAge: 0, path: '/', httpOnly: true, sameSite: 'lax' })
+      if (redirectTo !== null && isFormSubmission(request)) return reply.redirect(redirectTo, 303)
+      if (wantsPage(request)) return sendPage(reply, 200, template({ ...pageBase(request, 'Log out'), loggedOut: true }))
+      return { message: 'Successfully logged out' }
+    }
+  })
+  const refuse = refuseMethod('GET, HEAD, POST')
+  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
+}

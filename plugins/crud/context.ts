@@ -1,0 +1,96 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { Ajv } from 'ajv'
+import formats from 'ajv-formats'
+import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../lib/errors.js'
+import { queryContext, type QueryContext } from '../../lib/query/parse.js'
+import type { Table } from '../../lib/table/table.js'
+import { ErrorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { rowSchema } from '../../schemas/row.js'
+import { databaseHelper, type Database } from '../database.js'
+import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation } from './options.js'
+
+type HooksOf<T extends Hook['hookType']> = ReadonlyArray<Extract<Hook, { hookType: T }>>
+
+/** What every route file of one TableCRUD registration shares, built once at registration. */
+export interface CrudContext {
+  readonly fastify: FastifyInstance
+  readonly table: Table
+  readonly options: CheckedOptions
+  /** What validators get (SPEC §2.9). */
+  readonly crud: Crud
+  /** What the query parser and SQL compilers get. */
+  readonly query: QueryContext
+  readonly db: Database
+  /** Bodies are checked by this Ajv: no coercion, no stripping, every error (DESIGN §6). */
+  readonly ajv: Ajv
+  readonly hooks: { readonly preSave: HooksOf<'preSave'>, readonly prePatch: HooksOf<'prePatch'>, readonly preDelete: HooksOf<'preDelete'> }
+  /** Runs the validators of an operation, then `every`. */
+  readonly validate: (operation: Operation, request: FastifyRequest) => Promise<void>
+  /** The response schema of a row, with the error responses every route shares. */
+  readonly schemas: { readonly row: ReturnType<typeof rowSchema>, readonly errors: Record<string, unknown>, readonly tags: string[] }
+  readonly queryOptions: { excludeSecrets: boolean, maxJoins: number, maxPageSize: number }
+}
+
+export function crudContext (fastify: FastifyInstance, options: CheckedOptions): CrudContext {
+  const { table, excludeSecrets, maxJoins } = options
+  const crud: Crud = Object.freeze({
+    table,
+    readOnly: options.readOnly,
+    allowBulkDelete: options.allowBulkDelete,
+    pageSize: options.pageSize,
+    maxPageSize: options.maxPageSize,
+    excludeSecrets,
+    maxJoins
+  })
+  const ajv = new Ajv({ coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false, strict: false })
+  formats.default(ajv)
+  const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
+  return {
+    fastify,
+    table,
+    options,
+    crud,
+    query: queryContext(table, options),
+    db: databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }),
+    ajv,
+    hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
+    validate: validatorsOf(crud, options),
+    schemas: {
+      row: rowSchema(table, excludeSecrets, maxJoins),
+      errors: { '4xx': ErrorResponse, 503: ServiceUnavailableResponse, '5xx': ErrorResponse },
+      tags: [table.name]
+    },
+    queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize }
+  }
+}
+
+function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['validate'] {
+  const validators = options.validators ?? {}
+  const extraContext = validators.extraContext ?? {}
+  // Each operation's own validators, then `every` (SPEC §2.9), listed once here rather than per request.
+  const lists = new Map(OPERATIONS.map((op) => [op, [...(op === 'every' ? [] : validators[op] ?? []), ...(validators.every ?? [])]]))
+  return async (operation, request) => {
+    for (const validator of lists.get(operation)!) {
+      await guarded(async () => await validator(crud, request, extraContext), () => new TABLECRUD_ERR_VALIDATION())
+    }
+  }
+}
+
+/**
+ * Runs a validator or hook: an error carrying `statusCode` answers with that status and its
+ * message (SPEC §2.9, §2.10); any other becomes `otherwise`.
+ */
+export async function guarded<T> (fn: () => Promise<T>, otherwise: (error: unknown) => Error): Promise<T> {
+  try {
+    return await fn()
+  } catch (error) {
+    const { statusCode: status, code, message } = error as { statusCode?: unknown, code?: unknown, message?: unknown }
+    if (typeof status === 'number' && Number.isInteger(status) && status >= 400 && status < 600) {
+      throw new HttpError(status, String(message), typeof code === 'string' ? code : undefined)
+    }
+    throw otherwise(error)
+  }
+}
+
+/** A hook's error without a status: a 400 carrying its message (SPEC §2.10). */
+export const hookError = (error: unknown): Error => new TABLECRUD_ERR_HOOK(error instanceof Error ? error.message : String(error))

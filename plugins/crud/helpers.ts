@@ -1,0 +1,77 @@
+import { parseFilterQuery, parseIdsQuery, type Filter, type IdsQuery } from '../../lib/query/parse.js'
+import { compileIds } from '../../lib/sql/select.js'
+import { referencesTo } from '../../lib/table/table.js'
+import { idsQuerySchema, listQuerySchema } from '../../schemas/query.js'
+import { CountResponse, IdsResponse, ReferencesResponse } from '../../schemas/responses.js'
+import { newRow, newRowSchema, schemaDocument } from '../../schemas/row.js'
+import type { CrudContext } from './context.js'
+import { countRows } from './count.js'
+import { compilers, notAllowed, route } from './routing.js'
+
+const HELPER_PATHS = ['/schema/', '/ids/', '/count/', '/new/', '/references/']
+
+/** The helper routes of SPEC §2.5 to §2.8: `/count/`, `/ids/`, `/new/`, `/schema/`, `/references/`, read-only all. */
+export function helperRoutes (c: CrudContext): void {
+  const { fastify, table, query: ctx, db, options: { excludeSecrets, maxJoins }, schemas: { errors, tags } } = c
+  const documentJson = JSON.stringify(schemaDocument(table, { excludeSecrets, maxJoins, schemaExtra: c.options.schemaExtra }))
+
+  route<{ Querystring: Filter[] }>(fastify, {
+    method: 'GET',
+    url: '/count/',
+    schema: { tags, summary: `Count ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 200: CountResponse, ...errors } },
+    validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
+    handler: async (request) => {
+      await c.validate('getCount', request)
+      const { count, estimated } = await countRows(c, request.query)
+      // Exact mode keeps the reference body; estimated mode says which kind each count is (SPEC §7.2).
+      return c.options.countMode === 'exact' ? { count, page_size: c.options.pageSize } : { count, page_size: c.options.pageSize, estimated }
+    }
+  })
+
+  route<{ Querystring: IdsQuery }>(fastify, {
+    method: 'GET',
+    url: '/ids/',
+    schema: { tags, summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IdsResponse, ...errors } },
+    validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
+    handler: async (request) => {
+      await c.validate('getIds', request)
+      const result = await db.run<{ id: number | string, readable: string }>(compileIds(ctx, request.query))
+      const out: Record<string, string> = {}
+      for (const r of result.rows) out[String(r.id)] = r.readable
+      return out
+    }
+  })
+
+  route(fastify, {
+    method: 'GET',
+    url: '/new/',
+    schema: { tags, summary: `Defaults for a new ${table.name} row`, response: { 200: newRowSchema(table, excludeSecrets), ...errors } },
+    handler: async (request) => {
+      await c.validate('getNew', request)
+      return newRow(table, excludeSecrets)
+    }
+  })
+
+  route(fastify, {
+    method: 'GET',
+    url: '/schema/',
+    schema: { tags, summary: `JSON Schema of a ${table.name} row`, response: { 200: { type: 'object', additionalProperties: true }, ...errors } },
+    handler: async (request, reply) => {
+      await c.validate('getSchema', request)
+      // Serialised once at registration: the document never changes.
+      return reply.type('application/json; charset=utf-8').serializer(String).send(documentJson)
+    }
+  })
+
+  route(fastify, {
+    method: 'GET',
+    url: '/references/',
+    schema: { tags, summary: `Foreign keys pointing at ${table.name}`, response: { 200: ReferencesResponse, ...errors } },
+    handler: async (request) => {
+      await c.validate('getReferences', request)
+      return { references: referencesTo(table) }
+    }
+  })
+
+  for (const url of HELPER_PATHS) notAllowed(fastify, url, [])
+}

@@ -1,0 +1,207 @@
+import { Readable } from 'node:stream'
+import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import type { MultipartFile, MultipartValue } from '@fastify/multipart'
+import fastifyMultipart from '@fastify/multipart'
+import {
+  optionError, TABLECRUD_ERR_MEDIA, TABLECRUD_ERR_MEDIA_BODY_TYPE, TABLECRUD_ERR_MEDIA_TOO_LARGE, TABLECRUD_ERR_METHOD_NOT_ALLOWED,
+  TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_UNKNOWN_FIELD, withBody
+} from '../../lib/errors.js'
+import { checkKey } from '../../lib/media/names.js'
+import { MediaStorage } from '../../lib/media/storage.js'
+import type { Table } from '../../lib/table/table.js'
+import { mediaUploadBody, MediaUploadResponse, mediaUrlQuery, MediaUrlResponse } from '../../schemas/media.js'
+import { pathOf, sendError } from '../errors.js'
+import type { CrudContext } from './context.js'
+import { route } from './routing.js'
+
+/** The default of `mediaMaxBytes`: 10 MiB (SPEC §5.8). */
+export const MEDIA_MAX_BYTES = 10 * 1024 * 1024
+
+/** Checks `mediaStorage` at registration: storages of this table's columns, one per column. */
+export function checkMediaStorage (table: Table, storages: unknown): readonly MediaStorage[] {
+  if (storages === undefined) return []
+  if (!Array.isArray(storages)) throw optionError('tableCrud', 'mediaStorage', 'must be an array of localMediaStorage or s3MediaStorage objects')
+  const seen = new Set<string>()
+  for (const storage of storages) {
+    if (!(storage instanceof MediaStorage)) throw optionError('tableCrud', 'mediaStorage', 'must be an array of localMediaStorage or s3MediaStorage objects')
+    if (storage.table !== table) throw optionError('tableCrud', 'mediaStorage', `holds a storage of ${storage.table.name}.${storage.column.name}, not a column of ${table.name}`)
+    if (seen.has(storage.column.name)) throw optionError('tableCrud', 'mediaStorage', `holds two storages for the column ${storage.column.name}`)
+    seen.add(storage.column.name)
+  }
+  return storages
+}
+
+const refuse = (message: string): Error => new TABLECRUD_ERR_MEDIA(message)
+
+/**
+ * The file's bytes, failing the stream past `max` bytes: the storage's write then fails and
+ * removes what it wrote (SPEC §5.8: over the limit, nothing is stored). Busboy stops reading at
+ * `max + 1`, so no more than that is ever read into the process.
+ */
+function limited (source: Readable, max: number): Readable {
+  return Readable.from((async function * () {
+    let size = 0
+    try {
+      for await (const chunk of source) {
+        size += (chunk as Buffer).length
+        if (size > max) break
+        yield chunk as Buffer
+      }
+    } catch (error) {
+      // Only the part's own stream throws in here: a body that ends mid-file is the client's doing.
+      throw malformed(error as Error)
+    }
+    if (size > max) throw new TABLECRUD_ERR_MEDIA_TOO_LARGE(max)
+  })(), { objectMode: false })
+}
+
+/** The multipart parser's own failures (a truncated or malformed body) are the client's: a 400, not a 500. */
+const malformed = (error: Error): Error => refuse(`The multipart body cannot be read: ${error.message}`)
+
+/**
+ * POST `/media/` and GET `/media/url/` (SPEC §5.8), in a child context of their own so the
+ * multipart parser is registered for these routes only: everywhere else a multipart body is
+ * still a 415.
+ */
+export async function mediaRoutes (c: CrudContext): Promise<void> {
+  const { mediaStorage: storages, mediaMaxBytes: maxBytes, readOnly } = c.options
+  if (storages.length === 0) return
+  const { tags, errors } = c.schemas
+  const byColumn = new Map(storages.map((s) => [s.column.name, s]))
+  const columns = [...byColumn.keys()]
+
+  function storageOf (name: string): MediaStorage {
+    const storage = byColumn.get(name)
+    if (storage !== undefined) return storage
+    const message = c.table.columnMap.has(name) ? `${name} has no media storage.` : `${name} isn't a column of ${c.table.name}.`
+    throw withBody(refuse(message), { validFields: columns })
+  }
+
+  await c.fastify.register(async (media) => {
+    await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
+
+    const methodNotAllowed = (allowed: readonly HTTPMethods[]) => async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      reply.header('allow', allowed.join(', '))
+      return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+    }
+    const everyMethod: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+    // POST /media/: 405 in read-only mode, like every write (SPEC §5.8).
+    const uploadMethods: HTTPMethods[] = readOnly ? [] : ['POST']
+    const others = everyMethod.filter((m) => !uploadMethods.includes(m))
+    route(media, { method: others, url: '/media/', schema: { hide: true }, onRequest: methodNotAllowed(uploadMethods), handler: methodNotAllowed(uploadMethods) })
+    if (!readOnly) {
+      route(media, {
+        method: 'POST',
+        url: '/media/',
+        schema: {
+          tags,
+          summary: `Upload a file for a media column of ${c.table.name}`,
+          description: `Multipart form: \`column\` first, then \`file\`. At most ${maxBytes} bytes. Answers the key to write in the column.`,
+          consumes: ['multipart/form-data'],
+          body: mediaUploadBody(columns),
+          response: { 201: MediaUploadResponse, ...errors }
+        },
+        // The body is a stream the handler reads; the schema above is for the document only.
+        validatorCompiler: () => (data: unknown) => ({ value: data }),
+        handler: async (request, reply) => {
+          const key = await upload(request, reply)
+          return reply.code(201).send({ file_key: key })
+        }
+      })
+    }
+
+    route(media, { method: everyMethod.filter((m) => m !== 'GET' && m !== 'HEAD'), url: '/media/url/', schema: { hide: true }, onRequest: methodNotAllowed(['GET', 'HEAD']), handler: methodNotAllowed(['GET', 'HEAD']) })
+    route(media, {
+      method: 'GET',
+      url: '/media/url/',
+      schema: {
+        tags,
+        summary: `The URL of a file of a media column of ${c.table.name}`,
+        querystring: mediaUrlQuery(columns),
+        response: { 200: MediaUrlResponse, ...errors }
+      },
+      // The query string is the route's only validated part.
+      validatorCompiler: () => (data: unknown) => {
+        try {
+          return { value: urlQuery(data as Record<string, unknown>) }
+        } catch (error) {
+          return { error: error as Error }
+        }
+      },
+      handler: async (request) => {
+        const { column, fileKey } = request.query as { column: MediaStorage, fileKey: string }
+        await c.validate('getFileUrl', request)
+        return { file_url: await column.generateFileUrl(fileKey) }
+      }
+    })
+  })
+
+  /** GET `/media/url/`'s query: `column` and `file_key`, once each, nothing else. */
+  function urlQuery (query: Record<string, unknown>): { column: MediaStorage, fileKey: string } {
+    for (const name of Object.keys(query)) {
+      if (name !== 'column' && name !== 'file_key') throw withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name, ''), { validFields: ['column', 'file_key'] })
+      if (Array.isArray(query[name])) throw new TABLECRUD_ERR_QS_REPEATED(name)
+    }
+    const { column, file_key: fileKey } = query as { column?: string, file_key?: string }
+    if (column === undefined) throw refuse('The column parameter is required.')
+    if (fileKey === undefined) throw refuse('The file_key parameter is required.')
+    return { column: storageOf(column), fileKey: checkKey(fileKey) }
+  }
+
+  /**
+   * Reads the form part by part: `column`, then `file`, streamed into the storage. Anything
+   * else is a 400; a failure after the file was stored removes it.
+   */
+  async function upload (request: FastifyRequest, reply: FastifyReply): Promise<string> {
+    if (!request.isMultipart()) throw new TABLECRUD_ERR_MEDIA_BODY_TYPE(JSON.stringify(request.headers['content-type'] ?? 'none'))
+    let storage: MediaStorage | undefined
+    let key: string | undefined
+    const parts = request.parts()[Symbol.asyncIterator]()
+    const next = async (): Promise<IteratorResult<MultipartFile | MultipartValue>> => await parts.next().catch((error: Error) => { throw malformed(error) })
+    try {
+      for (let result = await next(); result.done !== true; result = await next()) {
+        const part = result.value
+        if (part.type === 'field') {
+          column(part)
+          storage = storageOf(String(part.value))
+        } else {
+          key = await file(part, storage, key)
+        }
+      }
+    } catch (error) {
+      if (key !== undefined) await storage!.deleteFile(key).catch((failure: unknown) => request.log.error({ err: failure }, 'an upload refused after it was stored could not be removed'))
+      refused(request, reply)
+      throw error
+    }
+    if (storage === undefined) throw refuse('The column field is required.')
+    if (key === undefined) throw refuse('The file field is required.')
+    return key
+
+    function column (part: MultipartValue): void {
+      if (part.fieldname !== 'column') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
+      if (storage !== undefined) throw refuse('The column field is given more than once.')
+    }
+
+    async function file (part: MultipartFile, target: MediaStorage | undefined, stored: string | undefined): Promise<string> {
+      if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
+      if (stored !== undefined) throw refuse('Send one file only.')
+      if (target === undefined) throw refuse('The column field must come before the file.')
+      target.validateFileName(part.filename)
+      await c.validate('storeFile', request)
+      return await target.storeFile(part.filename, limited(part.file, maxBytes), { user: (request as { user?: unknown }).user })
+    }
+  }
+}
+
+/**
+ * A refused upload may still be arriving: what is left is read and dropped while the answer
+ * goes out, and the connection is closed after it rather than kept for another request (Node
+ * would otherwise stop reading once the answer is sent, leaving the client blocked mid-upload).
+ */
+function refused (request: FastifyRequest, reply: FastifyReply): void {
+  if (request.raw.readableEnded) return
+  reply.header('connection', 'close')
+  request.raw.unpipe()
+  request.raw.resume()
+}

@@ -1,0 +1,152 @@
+import type { FastifyRequest } from 'fastify'
+import { optionError } from '../../lib/errors.js'
+import type { MediaStorage } from '../../lib/media/storage.js'
+import { isTable, type Table } from '../../lib/table/table.js'
+import type { PoolOptions } from '../database.js'
+import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
+
+/** The options of `tableCrud`, their types and their checks at registration (SPEC §2.1). */
+
+export type Row = Record<string, unknown>
+
+/** What validators get as their first argument: the table and the options in force. */
+export interface Crud {
+  readonly table: Table
+  readonly readOnly: boolean
+  readonly allowBulkDelete: boolean
+  readonly pageSize: number
+  readonly maxPageSize: number
+  readonly excludeSecrets: boolean
+  readonly maxJoins: number
+}
+
+export type Validator = (crud: Crud, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
+
+export const OPERATIONS = [
+  'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
+  'deleteAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount', 'storeFile', 'getFileUrl'
+] as const
+export type Operation = Exclude<typeof OPERATIONS[number], 'every'>
+
+export type Validators = { [K in typeof OPERATIONS[number]]?: Validator[] } & { extraContext?: Record<string, unknown> }
+
+export interface HookContext { request: FastifyRequest }
+export type Hook =
+  | { hookType: 'preSave', callable: (row: Row, context: HookContext) => Row | Promise<Row> }
+  | { hookType: 'prePatch', callable: (id: unknown, values: Row, context: HookContext) => Row | Promise<Row> }
+  | { hookType: 'preDelete', callable: (id: unknown, context: HookContext) => void | Promise<void> }
+
+/** The database (`pg`, `pool`; default `fastify.pg`) is checked where it is used, in plugins/database.ts. */
+export interface TableCrudOptions extends PoolOptions {
+  /** The table to expose. */
+  table: Table
+  /** Only GET and HEAD; other methods answer 405. Default true. */
+  readOnly?: boolean
+  /** DELETE `/` deletes the rows matching the filters. Default false. */
+  allowBulkDelete?: boolean
+  /** Rows per page by default. Default 15. */
+  pageSize?: number
+  /** Largest `__page_size` (and `/ids/` limit). Default 1000. */
+  maxPageSize?: number
+  /** Secret columns are never selected, returned or filtered on. Default true. */
+  excludeSecrets?: boolean
+  validators?: Validators
+  /** Merged into the `extra` member of `/schema/`. */
+  schemaExtra?: Record<string, unknown>
+  /** Join depth allowed in `__visible_fields` and `__order`. Default 0. */
+  maxJoins?: number
+  hooks?: Hook[]
+  /** Milliseconds a statement may take before the request is a 503. Default 30000. */
+  queryTimeout?: number
+  /** PUT, PATCH and DELETE `/:id/` without `If-Match` answer 428 (SPEC §7.3). Default false. */
+  requireIfMatch?: boolean
+  /**
+   * How totals are counted (SPEC §7.2): `'exact'`, or `'estimated'`: a total the planner
+   * estimates above `exactCountLimit` is that estimate. Default 'exact'.
+   */
+  countMode?: 'exact' | 'estimated'
+  /** With countMode 'estimated', estimates up to this many rows are counted exactly. Default 100000. */
+  exactCountLimit?: number
+  /** At most this many rows per streaming export (SPEC §7.5). Default: unlimited. */
+  maxExportRows?: number
+  /**
+   * The secret keyset cursors are sealed with (SPEC §7.1). Default: a random key per process,
+   * so cursors do not survive a restart nor cross instances; set it when several share traffic.
+   */
+  cursorSecret?: string
+  /** Storages of this table's media columns: adds POST `/media/` and GET `/media/url/` (SPEC §5.8). */
+  mediaStorage?: readonly MediaStorage[]
+  /** Largest file POST `/media/` takes, in bytes; larger is a 413. Default 10485760 (10 MiB). */
+  mediaMaxBytes?: number
+}
+
+const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
+
+/** The options with their defaults filled in, as checked at registration. */
+type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | keyof PoolOptions
+export type CheckedOptions = Required<Omit<TableCrudOptions, Optional>> & Pick<TableCrudOptions, Optional>
+
+function fail (option: string, problem: string): never {
+  throw optionError('tableCrud', option, problem)
+}
+
+export function checkOptions (options: TableCrudOptions): CheckedOptions {
+  if (!isTable(options.table)) fail('table', 'must be a table made by defineTable')
+  const bool = (name: keyof TableCrudOptions, fallback: boolean): boolean => {
+    const value = options[name] ?? fallback
+    if (typeof value !== 'boolean') fail(name, 'must be a boolean')
+    return value
+  }
+  const int = (name: keyof TableCrudOptions, fallback: number, min: number): number => {
+    const value = options[name] ?? fallback
+    if (!Number.isInteger(value) || (value as number) < min) fail(name, `must be an integer of ${min} or more`)
+    return value as number
+  }
+  const checked = {
+    table: options.table,
+    readOnly: bool('readOnly', true),
+    allowBulkDelete: bool('allowBulkDelete', false),
+    excludeSecrets: bool('excludeSecrets', true),
+    requireIfMatch: bool('requireIfMatch', false),
+    pageSize: int('pageSize', 15, 1),
+    maxPageSize: int('maxPageSize', 1000, 1),
+    maxJoins: int('maxJoins', 0, 0),
+    queryTimeout: int('queryTimeout', 30000, 1),
+    mediaStorage: checkMediaStorage(options.table, options.mediaStorage),
+    mediaMaxBytes: int('mediaMaxBytes', MEDIA_MAX_BYTES, 1),
+    hooks: options.hooks ?? [],
+    validators: options.validators,
+    schemaExtra: options.schemaExtra,
+    countMode: options.countMode ?? 'exact',
+    exactCountLimit: int('exactCountLimit', 100000, 0),
+    maxExportRows: options.maxExportRows === undefined ? undefined : int('maxExportRows', 0, 1),
+    cursorSecret: options.cursorSecret,
+    pg: options.pg,
+    pool: options.pool
+  }
+  if (checked.countMode !== 'exact' && checked.countMode !== 'estimated') fail('countMode', "must be 'exact' or 'estimated'")
+  if (checked.cursorSecret !== undefined && (typeof checked.cursorSecret !== 'string' || checked.cursorSecret.length < 16)) fail('cursorSecret', 'must be a string of 16 characters or more')
+  if (checked.pageSize > checked.maxPageSize) fail('pageSize', 'must not exceed maxPageSize')
+  if (!Array.isArray(checked.hooks)) fail('hooks', 'must be an array')
+  for (const hook of checked.hooks) {
+    if (!HOOK_TYPES.has(hook?.hookType) || typeof hook.callable !== 'function') fail('hooks', 'must hold only { hookType: preSave | prePatch | preDelete, callable: function }')
+  }
+  checkValidators(options.validators)
+  const extra = options.schemaExtra
+  if (extra !== undefined && (typeof extra !== 'object' || extra === null || Array.isArray(extra))) fail('schemaExtra', 'must be an object')
+  return checked
+}
+
+function checkValidators (validators: Validators | undefined): void {
+  if (validators === undefined) return
+  if (typeof validators !== 'object' || validators === null) fail('validators', 'must be an object')
+  for (const [name, list] of Object.entries(validators)) {
+    if (name === 'extraContext') {
+      if (typeof list !== 'object' || list === null) fail('validators.extraContext', 'must be an object')
+    } else if (!(OPERATIONS as readonly string[]).includes(name)) {
+      fail(`validators.${name}`, `is not a validator list: use ${OPERATIONS.join(', ')}`)
+    } else if (!Array.isArray(list) || !list.every((v) => typeof v === 'function')) {
+      fail(`validators.${name}`, 'must be an array of functions')
+    }
+  }
+}

@@ -1,0 +1,38 @@
+import type { FastifyReply } from 'fastify'
+import type { TSchema } from '@sinclair/typebox'
+import type { QueryResult } from 'pg'
+import { shapeRow } from '../../lib/sql/select.js'
+import type { SelectStatement, Shape } from '../../lib/table/statement.js'
+import { listResponse } from '../../schemas/responses.js'
+import { shapeSchema } from '../../schemas/shape.js'
+import type { Row } from './options.js'
+
+const MAX_SHAPES = 500
+
+/**
+ * Serialisers for query shapes the route schema does not cover (joins, `__readable`), by
+ * shape, so each shape's fast-json-stringify function is compiled once per context.
+ */
+export function shapeSerialiser (): (reply: FastifyReply, shape: Shape, list: boolean) => void {
+  const schemas = new Map<string, TSchema>()
+  return (reply, shape, list) => {
+    const key = `${list ? 'list' : 'one'}:${shape.key}`
+    let schema = schemas.get(key)
+    if (schema === undefined) {
+      schema = list ? listResponse(shapeSchema(shape)) : shapeSchema(shape)
+      if (schemas.size < MAX_SHAPES) schemas.set(key, schema)
+    }
+    // A custom serialiser leaves the content type unset: Fastify only sets it for its own.
+    reply.type('application/json; charset=utf-8').serializer(reply.compileSerializationSchema(schema, '200'))
+  }
+}
+
+/** The response rows of a SELECT: pg's rows as they are when the shape is flat. */
+export function rowsOf (result: QueryResult<Row>, statement: SelectStatement): Row[] {
+  return statement.shape.flat ? result.rows : result.rows.map((r) => shapeRow(r, statement.shape))
+}
+
+/** Whether the route's own response schema cannot serialise these rows. */
+export function customShape (statement: SelectStatement, readable: boolean): boolean {
+  return !statement.shape.flat || readable
+}

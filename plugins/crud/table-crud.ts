@@ -1,0 +1,39 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type {} from '@fastify/swagger'
+import { TABLECRUD_ERR_ROUTE_NOT_FOUND } from '../../lib/errors.js'
+import { errorHandler, pathOf, recordContextTable, sendError } from '../errors.js'
+import { crudContext } from './context.js'
+import { helperRoutes } from './helpers.js'
+import { mediaRoutes } from './media.js'
+import { checkOptions, type TableCrudOptions } from './options.js'
+import { readRoutes } from './reads.js'
+import { beyondRoutes, notAllowed } from './routing.js'
+import { writeRoutes } from './writes.js'
+
+export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, Validators } from './options.js'
+
+/**
+ * Exposes one table as a REST API (SPEC §2), in its own encapsulated context: register it once
+ * per table with a prefix.
+ * @example
+ * app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, maxJoins: 1 })
+ */
+export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function tableCrud (fastify, rawOptions) {
+  const options = checkOptions(rawOptions)
+  const c = crudContext(fastify, options)
+
+  fastify.setErrorHandler(errorHandler)
+  recordContextTable(fastify, options.table.name)
+  fastify.setNotFoundHandler(async (request, reply) => sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request))))
+  // A body must be JSON: without this, text/plain bodies would reach validation as strings.
+  fastify.removeContentTypeParser('text/plain')
+
+  readRoutes(c)
+  helperRoutes(c)
+  const writable = !options.readOnly
+  notAllowed(fastify, '/', writable ? (options.allowBulkDelete ? ['POST', 'DELETE'] : ['POST']) : [])
+  notAllowed(fastify, '/:id/', writable ? ['PUT', 'PATCH', 'DELETE'] : [])
+  beyondRoutes(fastify, writable)
+  await mediaRoutes(c)
+  if (writable) writeRoutes(c)
+}

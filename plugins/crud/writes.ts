@@ -1,0 +1,205 @@
+import type { FastifyRequest } from 'fastify'
+import {
+  TABLECRUD_ERR_BODY_ID_MISMATCH, TABLECRUD_ERR_PRECONDITION_FAILED, TABLECRUD_ERR_PRECONDITION_REQUIRED,
+  TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROW_NOT_FOUND
+} from '../../lib/errors.js'
+import { ifMatch, rowETag } from '../../lib/etag.js'
+import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js'
+import { compileSingle } from '../../lib/sql/select.js'
+import { typeOf } from '../../lib/table/column-types.js'
+import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
+import { idParamsSchema, listQuerySchema } from '../../schemas/query.js'
+import { DeletedCountHeader, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
+import { createSchema, patchSchema, replaceSchema } from '../../schemas/row.js'
+import type { Runner } from '../database.js'
+import { bodyValues, type BodyValues } from './body.js'
+import { guarded, hookError, type CrudContext } from './context.js'
+import type { Row } from './options.js'
+import { compilers, route } from './routing.js'
+
+type IdRoute = { Params: { id: string }, Body: Row }
+
+/** The write routes of SPEC §2.5: POST `/`, PUT, PATCH and DELETE `/:id/`, and bulk DELETE `/` when allowed. */
+export function writeRoutes (c: CrudContext): void {
+  const { fastify, table, hooks: { preSave, prePatch }, schemas: { row, errors, tags } } = c
+  const values = bodyValues(table)
+  const write = writer(c, values)
+  const params = idParamsSchema(table)
+  const pk = table.primaryKey
+  // Our own Ajv checks bodies; Fastify's would refuse a bad id as a body error, before the validators (SPEC §6.14).
+  const validatorCompiler = compilers(c.ajv, null)
+
+  route<{ Body: Row }>(fastify, {
+    method: 'POST',
+    url: '/',
+    schema: { tags, summary: `Create a ${table.name} row`, body: createSchema(table), response: { 201: withHeaders(row, { Location: LocationHeader, ETag: ETagHeader }), ...errors } },
+    validatorCompiler,
+    handler: async (request, reply) => {
+      // A copy: a validator or hook may change the body in place.
+      const checked = { body: { ...request.body }, row: values.toRow(request.body) }
+      await c.validate('postSingle', request)
+      let full = values.fullRow(request.body, undefined)
+      for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
+      if (typeOf(pk).key!.assigned) delete full[pk.name]
+      const result = await c.db.run(compileInsert(table, await values.prepare(full, checked), c.options.excludeSecrets))
+      const created = result.rows[0]!
+      const prefix = fastify.prefix.replace(/\/$/, '')
+      reply.code(201).header('location', `${prefix}/${encodeURIComponent(String(created[pk.name]))}/`).header('etag', rowETag(created))
+      return created
+    }
+  })
+
+  route<IdRoute>(fastify, {
+    method: 'PUT',
+    url: '/:id/',
+    schema: { tags, summary: `Replace a ${table.name} row`, params, headers: ifMatchHeaders, body: replaceSchema(table), response: { 200: withHeaders(row, { ETag: ETagHeader }), ...errors } },
+    validatorCompiler,
+    handler: async (request, reply) => {
+      const key = await write.target(request, 'putSingle')
+      const updated = await write.conditional(request, key, preSave.length > 0, async (run) => {
+        let full = values.fullRow(request.body, key)
+        for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
+        delete full[pk.name]
+        return await write.update(run, key, full)
+      })
+      reply.header('etag', rowETag(updated))
+      return updated
+    }
+  })
+
+  route<IdRoute>(fastify, {
+    method: 'PATCH',
+    url: '/:id/',
+    schema: { tags, summary: `Change some columns of a ${table.name} row`, params, headers: ifMatchHeaders, body: patchSchema(table), response: { 200: withHeaders(row, { ETag: ETagHeader }), ...errors } },
+    validatorCompiler,
+    handler: async (request, reply) => {
+      const key = await write.target(request, 'patchSingle')
+      const updated = await write.conditional(request, key, prePatch.length > 0, async (run) => {
+        let changes: Row = { ...request.body }
+        delete changes[pk.name]
+        for (const hook of prePatch) changes = await guarded(async () => await hook.callable(key, changes, { request }), hookError)
+        return await write.update(run, key, changes)
+      })
+      reply.header('etag', rowETag(updated))
+      return updated
+    }
+  })
+
+  deleteRoutes(c, write)
+}
+
+/** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
+const ifMatchHeaders = {
+  type: 'object',
+  properties: { 'if-match': { type: 'string', description: 'The ETag the row had when read (or *): the write happens only while the row still has it, else 412.' } }
+}
+
+/** DELETE `/:id/`, and the bulk DELETE `/` when `allowBulkDelete` is on. */
+function deleteRoutes (c: CrudContext, write: Writer): void {
+  const { fastify, table, query: ctx, schemas: { errors, tags } } = c
+  const preDelete = c.hooks.preDelete
+  route<{ Params: { id: string } }>(fastify, {
+    method: 'DELETE',
+    url: '/:id/',
+    schema: { tags, summary: `Delete a ${table.name} row`, params: idParamsSchema(table), headers: ifMatchHeaders, response: { 204: { type: 'null', description: 'Deleted' }, ...errors } },
+    validatorCompiler: compilers(c.ajv, null),
+    handler: async (request, reply) => {
+      await c.validate('deleteSingle', request)
+      const key = parseId(table, request.params.id)
+      await write.conditional(request, key, preDelete.length > 0, async (run) => {
+        if (preDelete.length > 0) await write.preDelete(key, request)
+        const result = await run.run(compileDelete(table, key))
+        if (result.rowCount === 0) throw write.notFound(key)
+      })
+      return reply.code(204).send()
+    }
+  })
+
+  if (!c.options.allowBulkDelete) return
+  route<{ Querystring: Filter[] }>(fastify, {
+    method: 'DELETE',
+    url: '/',
+    schema: { tags, summary: `Delete the ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } }, ...errors } },
+    validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
+    handler: async (request, reply) => {
+      const filters = request.query
+      await c.validate('deleteAll', request)
+      if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
+      const deleted = preDelete.length === 0
+        ? Number((await c.db.run(compileBulkDelete(ctx, filters))).rowCount)
+        : await c.db.transaction(async (tx) => await write.deleteWithHooks(tx, filters, request))
+      return reply.code(204).header('x-deleted-count', String(deleted)).send()
+    }
+  })
+}
+
+interface Writer {
+  /**
+   * What PUT and PATCH check first, in the order of SPEC §6.14: the body's values, the
+   * validators, the id (and the body's key against it). Resolves to the key.
+   */
+  readonly target: (request: FastifyRequest<IdRoute>, operation: 'putSingle' | 'patchSingle') => Promise<number | string>
+  /**
+   * The rest of a write to one row, after `target`: the row lookup (404), If-Match (428, 412,
+   * SPEC §7.3), then `work` (hooks and the write). With If-Match, all of it runs in one
+   * transaction on the row locked `FOR UPDATE`, so no other write lands between the comparison
+   * and this one. Without, the row is looked up only when hooks are to run for it.
+   */
+  readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner) => Promise<T>) => Promise<T>
+  readonly update: (run: Runner, key: unknown, values: Row) => Promise<Row>
+  readonly preDelete: (key: unknown, request: FastifyRequest) => Promise<void>
+  /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
+  readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest) => Promise<number>
+  readonly notFound: (key: unknown) => Error
+}
+
+function writer (c: CrudContext, values: BodyValues): Writer {
+  const { table, db, query: ctx } = c
+  const notFound = (key: unknown): Error => new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
+  const requireRow = async (key: unknown, runner: Runner): Promise<void> => {
+    if ((await runner.run(compileExists(table, key))).rows.length === 0) throw notFound(key)
+  }
+  const preDelete = async (key: unknown, request: FastifyRequest): Promise<void> => {
+    await guarded(async () => { for (const hook of c.hooks.preDelete) await hook.callable(key, { request }) }, hookError)
+  }
+  return {
+    notFound,
+    preDelete,
+    async target (request, operation) {
+      values.toRow(request.body)
+      await c.validate(operation, request)
+      const key = parseId(table, request.params.id)
+      const name = table.primaryKey.name
+      if (Object.hasOwn(request.body, name) && request.body[name] !== key) throw new TABLECRUD_ERR_BODY_ID_MISMATCH(name)
+      return key
+    },
+    async conditional (request, key, hooks, work) {
+      const expected = request.headers['if-match']
+      if (expected === undefined) {
+        if (hooks || c.options.requireIfMatch) await requireRow(key, db)
+        if (c.options.requireIfMatch) throw new TABLECRUD_ERR_PRECONDITION_REQUIRED()
+        return await work(db)
+      }
+      return await db.transaction(async (tx) => {
+        const current = (await tx.run(compileLockRow(table, key, c.options.excludeSecrets))).rows[0]
+        if (current === undefined) throw notFound(key)
+        if (!ifMatch(expected, rowETag(current))) throw new TABLECRUD_ERR_PRECONDITION_FAILED()
+        return await work(tx)
+      })
+    },
+    async update (run, key, row) {
+      const changes = await values.prepare(row)
+      changes.delete(table.primaryKey)
+      const result = changes.size === 0
+        ? await run.run(compileSingle(ctx, key, { fields: null, readable: false }))
+        : await run.run(compileUpdate(table, key, changes, c.options.excludeSecrets))
+      if (result.rows.length === 0) throw notFound(key)
+      return result.rows[0]!
+    },
+    async deleteWithHooks (tx, filters, request) {
+      const ids = (await tx.run<{ id: unknown }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)
+      for (const key of ids) await preDelete(key, request)
+      return ids.length === 0 ? 0 : Number((await tx.run(compileDeleteIds(table, ids))).rowCount)
+    }
+  }
+}

@@ -1,0 +1,143 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import fastifyCookie from '@fastify/cookie'
+import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
+import { generateToken, safeEqual } from '../../lib/auth/token.js'
+import { hostOf, isCsrfToken, originAllowed, recordCsrf, SAFE_METHODS } from '../../lib/web/csrf.js'
+import { sendError } from '../errors.js'
+import type {} from './types.js'
+
+/**
+ * Options of `csrf` (SPEC §5.5); all optional.
+ * @example app.register(csrf, { allowedHosts: ['admin.example.org'] } satisfies CsrfOptions)
+ */
+export interface CsrfOptions {
+  /** The cookie holding the token. Default `csrftoken`. */
+  cookieName?: string
+  /** The header scripts copy the token into. Default `x-csrftoken`. */
+  headerName?: string
+  /** The form field carrying the token in urlencoded bodies; `null` accepts the header only. Default `csrftoken`. */
+  formField?: string | null
+  /** Hosts (`name` or `name:port`) besides the request's own whose pages may post, checked over HTTPS. Default none. */
+  allowedHosts?: string[]
+  /** Lifetime of the cookie in seconds. Default one year (31536000). */
+  maxAge?: number
+}
+
+const NAME = 'csrf'
+const YEAR = 31536000
+/** RFC 7230 token characters: what a cookie, header or field name may be. */
+const NAME_RULE = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/
+
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(;|$)/i
+
+const refuse = (reply: FastifyReply, message: string): FastifyReply => sendError(reply, new TABLECRUD_ERR_CSRF(message))
+
+function nameOption (option: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback
+  if (typeof value !== 'string' || !NAME_RULE.test(value)) throw optionError(NAME, option, 'must be a non-empty name of letters, digits and !#$%&\'*+.^_`|~-')
+  return value
+}
+
+interface Settings { cookieName: string, headerName: string, formField: string | null, allowedHosts: Set<string>, maxAge: number }
+
+function checkOptions (options: CsrfOptions): Settings {
+  const cookieName = nameOption('cookieName', options.cookieName, 'csrftoken')
+  const headerName = nameOption('headerName', options.headerName, 'x-csrftoken').toLowerCase()
+  const formField = options.formField === null ? null : nameOption('formField', options.formField, 'csrftoken')
+  const { allowedHosts = [], maxAge = YEAR } = options
+  const hosts = Array.isArray(allowedHosts) ? allowedHosts.map((h) => typeof h === 'string' && !/[\s/@?#]/.test(h) ? hostOf(h) : null) : [null]
+  if (hosts.some((h) => h === null)) throw optionError(NAME, 'allowedHosts', 'must be an array of host names, each `name` or `name:port`')
+  if (!Number.isSafeInteger(maxAge) || maxAge < 1) throw optionError(NAME, 'maxAge', 'must be a whole number of seconds, 1 or more')
+  return { cookieName, headerName, formField, allowedHosts: new Set(hosts as string[]), maxAge }
+}
+
+/** Node joins a repeated request header into one string (only Set-Cookie comes as an array), which then matches no token. */
+const single = (value: string | string[] | undefined): string | undefined => value as string | undefined
+
+const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify, options) {
+  const settings = checkOptions(options)
+  const { cookieName, headerName, formField, allowedHosts, maxAge } = settings
+  // The integrator's (or another plugin's) @fastify/cookie is used when it is there.
+  if (!fastify.hasDecorator('parseCookie')) await fastify.register(fastifyCookie)
+  if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
+  recordCsrf(fastify.server, { cookieName, headerName })
+  /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */
+  const checked = new WeakSet<FastifyRequest>()
+
+  const cookieOf = (request: FastifyRequest): string | undefined =>
+    fastify.parseCookie(request.headers.cookie ?? '')[cookieName]
+
+  /** Check 6: over HTTPS, where the request came from. Null when it passes. */
+  const originProblem = (request: FastifyRequest): string | null =>
+    request.protocol !== 'https' || originAllowed(single(request.headers.origin), single(request.headers.referer), request.host, allowedHosts)
+      ? null
+      : 'Referer or origin is incorrect'
+
+  fastify.addHook('onRequest', async function checkCsrf (request, reply) {
+    const cookie = cookieOf(request)
+    if (SAFE_METHODS.has(request.method)) {
+      if (isCsrfToken(cookie)) {
+        request.csrfToken = cookie
+      } else {
+        request.csrfToken = generateToken()
+        reply.setCookie(cookieName, request.csrfToken, { maxAge, path: '/', sameSite: 'lax' })
+      }
+      return
+    }
+    request.csrfToken = isCsrfToken(cookie) ? cookie : null
+    // 1. A browser cannot send Authorization across sites without the server's CORS consent.
+    if (request.headers.authorization !== undefined) return
+    if (single(request.headers['sec-fetch-site']) === 'cross-site') return refuse(reply, 'Cross-site request refused')
+    if (cookie === undefined || cookie === '') return refuse(reply, 'No CSRF cookie found')
+    const header = single(request.headers[headerName])
+    if (header !== undefined && header !== '') {
+      if (!safeEqual(header, cookie)) return refuse(reply, 'The CSRF token in the header doesn\'t match the cookie.')
+      const problem = originProblem(request)
+      if (problem !== null) return refuse(reply, problem)
+      checked.add(request)
+      return
+    }
+    // Only a form can carry the token in its body, and only once it is parsed: the rest of the
+    // check waits for preValidation. Anything else is refused now, before its body is read.
+    if (formField === null || !FORM_TYPE.test(request.headers['content-type'] ?? '')) {
+      return refuse(reply, 'The CSRF token wasn\'t found in the form data or header.')
+    }
+  })
+
+  fastify.addHook('preValidation', async function checkCsrfForm (request, reply) {
+    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined) return
+    const body = request.body as Record<string, unknown> | null | undefined
+    const hasField = formField !== null && FORM_TYPE.test(request.headers['content-type'] ?? '') && typeof body === 'object' && body !== null && Object.hasOwn(body, formField)
+    // The token is ours, not the route's: a handler that refuses unknown fields never sees it.
+    if (checked.has(request)) {
+      if (hasField) delete body![formField]
+      return
+    }
+    const field = hasField ? body![formField!] : undefined
+    if (field === undefined || field === '') return refuse(reply, 'The CSRF token wasn\'t found in the form data or header.')
+    // A repeated field (an array) is never the token.
+    if (typeof field !== 'string' || !safeEqual(field, cookieOf(request)!)) return refuse(reply, 'The CSRF token in the form doesn\'t match the cookie.')
+    const problem = originProblem(request)
+    if (problem !== null) return refuse(reply, problem)
+    delete body![formField!]
+  })
+}
+
+/**
+ * CSRF protection for the context it is registered in (SPEC §5.5), by double-submit cookie: safe
+ * requests (GET, HEAD, OPTIONS, TRACE) receive a `csrftoken` cookie readable by scripts and
+ * `request.csrfToken` for forms; any other request must send the same token in the
+ * `x-csrftoken` header or, from an urlencoded form, the `csrftoken` field, else a 403
+ * (`TABLECRUD_ERR_CSRF`). Requests with an `Authorization` header are not checked;
+ * `Sec-Fetch-Site: cross-site` is refused; over HTTPS, `Origin` (else `Referer`) must name the
+ * request's host or one of `allowedHosts`. Tokens are compared in constant time. Register it
+ * before the routes it protects.
+ * @example
+ * app.register(async (site) => {
+ *   await site.register(csrf)
+ *   await site.register(sessionLogin, { prefix: '/login' })
+ *   await site.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false })
+ * })
+ */
+export const csrf = fp(csrfPlugin, { name: 'fastify-tablecrud/csrf', fastify: '5.x' })

@@ -1,0 +1,81 @@
+import t from 'tap'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { chromium } from 'playwright-core'
+import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
+import { testDatabase } from '../helpers/db.js'
+
+/*
+ * Session login in a real browser, against the demo: the form at /login/, the cookie, the page
+ * behind session auth at /me/, logout, and refused again. Every page is served under
+ * `Content-Security-Policy: default-src 'self'` (added here, as the csp plugin would), and no
+ * violation may be reported.
+ */
+
+const CHROMIUM = '/usr/bin/chromium'
+
+/** A skipped test, with its reason in tap's summary, when there is no browser to drive: never a pass. */
+const skip = existsSync(CHROMIUM) ? false : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
+
+t.test('log in through the form, see /me/, log out, be refused again', { skip }, async (t) => {
+  const db = await testDatabase(t)
+  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+  t.teardown(async () => await app.close())
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const dir = await mkdtemp(join(tmpdir(), 'tablecrud-session-'))
+  t.teardown(async () => await rm(dir, { recursive: true, force: true }))
+
+  const browser = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync']
+  })
+  t.teardown(async () => await browser.close())
+  const page = browser.pages()[0] ?? await browser.newPage()
+  page.setDefaultTimeout(20000)
+  await page.route('**/*', async (route) => {
+    const response = await route.fetch({ maxRedirects: 0 })
+    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': "default-src 'self'" } })
+  })
+  const requested: string[] = []
+  page.on('request', (request) => { requested.push(request.url()) })
+  const problems: string[] = []
+  page.on('pageerror', (error) => { problems.push(error.message) })
+  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) problems.push(message.text()) })
+
+  let response = await page.goto(`${base}/me/`)
+  t.equal(response?.status(), 401, 'refused before logging in')
+
+  response = await page.goto(`${base}/login/`)
+  t.equal(response?.status(), 200)
+  t.equal(await page.title(), 'Log in')
+  await page.fill('#username', DEMO_USER.username)
+  await page.fill('#password', 'wrong-password')
+  await Promise.all([page.waitForURL(`${base}/login/`), page.click('button[type=submit]')])
+  t.equal(await page.locator('.message').textContent(), 'Login failed', 'a wrong password shows the page again with the message')
+  t.equal(await page.inputValue('#username'), DEMO_USER.username, 'the username kept')
+
+  await page.fill('#password', DEMO_USER.password)
+  await Promise.all([page.waitForURL(`${base}/me/`), page.click('button[type=submit]')])
+  t.equal(page.url(), `${base}/me/`, 'landed on redirectTo')
+  t.equal(await page.locator('#username').textContent(), DEMO_USER.username, 'the protected page shows who is logged in')
+  const cookies = await browser.cookies(base)
+  const session = cookies.find((c) => c.name === 'id')
+  t.match(session, { httpOnly: true, sameSite: 'Lax', path: '/', secure: false })
+  t.match(session?.value, /^[A-Za-z0-9_-]{43}$/)
+  t.equal(String(await page.evaluate('document.cookie')).includes('id='), false, 'scripts cannot read the session cookie')
+
+  await Promise.all([page.waitForURL(`${base}/logout/`), page.click('a[href="/logout/"]')])
+  await Promise.all([page.waitForURL(`${base}/login/`), page.click('button[type=submit]')])
+  t.equal((await browser.cookies(base)).find((c) => c.name === 'id'), undefined, 'the cookie is gone')
+  response = await page.goto(`${base}/me/`)
+  t.equal(response?.status(), 401, 'refused again')
+  t.match(await page.textContent('body'), 'No session cookie found.')
+  const { rows } = await app.pg.query('SELECT count(*)::int AS n FROM auth_session')
+  t.equal(rows[0].n, 0, 'the session row is gone')
+
+  t.strictSame(requested.filter((u) => !u.startsWith(base)), [], 'nothing fetched from anywhere but the application')
+  t.strictSame(problems, [], 'no script error, no CSP violation')
+})

@@ -1,0 +1,75 @@
+import t from 'tap'
+import { checkTables, schemaDriftHint } from '../../../lib/db/check.js'
+import { createTables } from '../../../lib/db/ddl.js'
+import { column, defineTable } from '../../../lib/table/index.js'
+import { testDatabase } from '../../helpers/db.js'
+
+const db = await testDatabase(t)
+
+const studio = defineTable('ck_studio', {
+  code: column.varchar({ length: 8, primaryKey: true }),
+  name: column.varchar({ length: 100, required: true })
+})
+const film = defineTable('ck_film', {
+  name: column.varchar({ length: 100, required: true }),
+  rating: column.real({ null: true }),
+  genre: column.varchar({ length: 20, default: 'drama' }),
+  released: column.timestamp(),
+  tags: column.array(column.varchar({ length: 20 })),
+  box_office: column.numeric({ digits: [12, 2], null: true }),
+  studio: column.foreignKey<string>(studio, { null: true })
+})
+
+t.test('tables as createTables writes them have no problem', async (t) => {
+  await createTables(db.pool, [studio, film])
+  t.strictSame(await checkTables(db.pool, [studio, film]), [])
+  t.strictSame(await checkTables(db.pool, []), [])
+  t.strictSame(await checkTables(db.pool, [studio, film]), [], 'twice: the temporary tables of the first run are gone')
+})
+
+t.test('a missing table, then each kind of column difference', async (t) => {
+  const absent = defineTable('ck_absent', { name: column.text() })
+  t.strictSame(await checkTables(db.pool, [absent]), [
+    { table: 'ck_absent', column: null, kind: 'missing table', expected: null, actual: null, message: 'Table ck_absent is missing.' }
+  ])
+  await db.pool.query(`
+    ALTER TABLE ck_film DROP COLUMN rating;
+    ALTER TABLE ck_film ALTER COLUMN name TYPE varchar(50);
+    ALTER TABLE ck_film ALTER COLUMN tags DROP NOT NULL;
+    ALTER TABLE ck_film ALTER COLUMN genre SET DEFAULT 'comedy';
+    ALTER TABLE ck_film ALTER COLUMN released DROP DEFAULT;
+    ALTER TABLE ck_film ADD COLUMN budget integer NOT NULL;
+    ALTER TABLE ck_film ADD COLUMN notes text;
+    ALTER TABLE ck_film ADD COLUMN kind text NOT NULL DEFAULT 'x'`)
+  t.strictSame(await checkTables(db.pool, [film]), [
+    { table: 'ck_film', column: 'name', kind: 'type', expected: 'character varying(100)', actual: 'character varying(50)', message: 'Column ck_film.name is character varying(50) in the database; the definition says character varying(100).' },
+    { table: 'ck_film', column: 'rating', kind: 'missing column', expected: 'real', actual: null, message: 'Column ck_film.rating is missing (real).' },
+    { table: 'ck_film', column: 'genre', kind: 'default', expected: "'drama'::character varying", actual: "'comedy'::character varying", message: "Column ck_film.genre has 'comedy'::character varying in the database; the definition says 'drama'::character varying." },
+    { table: 'ck_film', column: 'released', kind: 'default', expected: "(now() AT TIME ZONE 'utc'::text)", actual: null, message: "Column ck_film.released has no default in the database; the definition says (now() AT TIME ZONE 'utc'::text)." },
+    { table: 'ck_film', column: 'tags', kind: 'nullability', expected: 'NOT NULL', actual: 'nullable', message: 'Column ck_film.tags is nullable in the database; the definition says NOT NULL.' },
+    { table: 'ck_film', column: 'budget', kind: 'extra column', expected: null, actual: 'integer', message: 'Column ck_film.budget is not in the definition, and NOT NULL without a default: every insert fails.' }
+  ])
+  await db.pool.query('ALTER TABLE ck_film ALTER COLUMN box_office SET NOT NULL; ALTER TABLE ck_film ALTER COLUMN id DROP DEFAULT')
+  t.match(await checkTables(db.pool, [film]), [
+    { column: 'id', kind: 'default', expected: 'serial', actual: null },
+    { column: 'name' }, { column: 'rating' }, { column: 'genre' }, { column: 'released' }, { column: 'tags' },
+    { column: 'box_office', kind: 'nullability', expected: 'nullable', actual: 'NOT NULL', message: 'Column ck_film.box_office is NOT NULL in the database; the definition says nullable.' },
+    { column: 'budget' }
+  ])
+})
+
+t.test('the log line of a query that meets a missing table or column', async (t) => {
+  const hint = (message: string, code = '42703', table?: string): string | undefined => schemaDriftHint(Object.assign(new Error(message), { code }), table)
+  const tail = ': the table definitions and the database differ; run `npx fastify-tablecrud check <module>` to list the differences.'
+  t.equal(hint('relation "movie" does not exist', '42P01'), 'The table movie is missing in the database (relation "movie" does not exist)' + tail)
+  t.equal(hint('column "rating" of relation "movie" does not exist'), 'The column rating of the table movie is missing in the database (column "rating" of relation "movie" does not exist)' + tail)
+  t.equal(hint('column movie.rating does not exist'), 'The column rating of the table movie is missing in the database (column movie.rating does not exist)' + tail)
+  t.equal(hint('column t0.rating does not exist', '42703', 'movie'), 'The column rating of the table movie is missing in the database (column t0.rating does not exist)' + tail, 'an alias: the table of the request')
+  t.equal(hint('column "rating" does not exist', '42703', 'movie'), 'The column rating of the table movie is missing in the database (column "rating" does not exist)' + tail)
+  t.equal(hint('column t1.rating does not exist'), 'The column rating of the table (unknown) is missing in the database (column t1.rating does not exist)' + tail)
+  t.equal(hint('something else', '42P01'), 'The table (unknown) is missing in the database (something else)' + tail)
+  t.equal(hint('something else'), 'The column (unknown) of the table (unknown) is missing in the database (something else)' + tail)
+  t.equal(hint('relation "movie" does not exist', '42P02'), undefined)
+  t.equal(schemaDriftHint(null), undefined)
+  t.equal(schemaDriftHint({ code: '42P01' }), undefined)
+})
