@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { Ajv } from 'ajv'
-import formats from 'ajv-formats'
+import type { Ajv } from 'ajv'
 import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../lib/errors.js'
 import { queryContext, type QueryContext } from '../../lib/query/parse.js'
 import type { Table } from '../../lib/table/table.js'
 import { ErrorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
 import { databaseHelper, type Database } from '../database.js'
+import { bodyAjv } from './compilers.js'
 import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation } from './options.js'
 
 type HooksOf<T extends Hook['hookType']> = ReadonlyArray<Extract<Hook, { hookType: T }>>
@@ -21,7 +21,7 @@ export interface CrudContext {
   /** What the query parser and SQL compilers get. */
   readonly query: QueryContext
   readonly db: Database
-  /** Bodies are checked by this Ajv: no coercion, no stripping, every error (DESIGN §6). */
+  /** The one Ajv bodies are checked by (compilers.ts). */
   readonly ajv: Ajv
   readonly hooks: { readonly preSave: HooksOf<'preSave'>, readonly prePatch: HooksOf<'prePatch'>, readonly preDelete: HooksOf<'preDelete'> }
   /** Runs the validators of an operation, then `every`. */
@@ -42,8 +42,6 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     excludeSecrets,
     maxJoins
   })
-  const ajv = new Ajv({ coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false, strict: false })
-  formats.default(ajv)
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   return {
     fastify,
@@ -52,7 +50,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     crud,
     query: queryContext(table, options),
     db: databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }),
-    ajv,
+    ajv: bodyAjv,
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
     validate: validatorsOf(crud, options),
     schemas: {

@@ -7,6 +7,7 @@ import type { Ajv } from 'ajv'
 import { TABLECRUD_ERR_ID_INVALID, TABLECRUD_ERR_METHOD_NOT_ALLOWED, TABLECRUD_ERR_ROUTE_NOT_FOUND } from '../../lib/errors.js'
 import type { RawQuery } from '../../lib/query/parse.js'
 import { pathOf, sendError } from '../errors.js'
+import { lazyValidator } from './compilers.js'
 
 /** The methods that change something; a path answers 405 to those it does not have. */
 export const WRITE_METHODS: readonly HTTPMethods[] = ['POST', 'PUT', 'PATCH', 'DELETE']
@@ -27,7 +28,7 @@ export function route<RG extends RouteGenericInterface> (fastify: FastifyInstanc
 export function compilers (ajv: Ajv, parse: ((raw: RawQuery) => unknown) | null): FastifySchemaCompiler<FastifySchema> {
   const asIs = (data: unknown): { value: unknown } => ({ value: data })
   return ({ schema, httpPart }) => {
-    if (httpPart === 'body') return ajv.compile(schema)
+    if (httpPart === 'body') return lazyValidator(ajv, schema)
     // Fastify's type says boolean results; at run time it also takes { value } and { error }.
     return (httpPart === 'querystring' && parse !== null ? parsing(parse) : asIs) as FastifyValidationResult
   }

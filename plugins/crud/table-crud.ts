@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type {} from '@fastify/swagger'
 import { TABLECRUD_ERR_ROUTE_NOT_FOUND } from '../../lib/errors.js'
 import { errorHandler, pathOf, recordContextTable, sendError } from '../errors.js'
+import { serialiserCompiler } from './compilers.js'
 import { crudContext } from './context.js'
 import { helperRoutes } from './helpers.js'
 import { mediaRoutes } from './media.js'
@@ -23,6 +24,7 @@ export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function ta
   const c = crudContext(fastify, options)
 
   fastify.setErrorHandler(errorHandler)
+  fastify.setSerializerCompiler(serialiserCompiler)
   recordContextTable(fastify, options.table.name)
   fastify.setNotFoundHandler(async (request, reply) => sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request))))
   // A body must be JSON: without this, text/plain bodies would reach validation as strings.
