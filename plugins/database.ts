@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
-import Cursor from 'pg-cursor'
 import { wireTypes } from '../lib/db/types.js'
 import { isStalePlan, optionError } from '../lib/errors.js'
 import { statementName } from '../lib/sql/statements.js'
@@ -238,6 +237,8 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     run: async <R extends Row>(statement: Statement) => await onConnection(async (client) => await queryFresh<R>(client, configOf(statement))),
     query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values, ...timeout }), stale: false })),
     async cursor <R extends Row>(statement: Statement): Promise<RowCursor<R>> {
+      // Loaded on the first export, not at import (like every package only some features use).
+      const { default: Cursor } = await import('pg-cursor')
       const client = await checkout(pool)
       const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
       let released = false

@@ -1,5 +1,4 @@
 import { Secret, TOTP } from 'otpauth'
-import QRCode from 'qrcode'
 
 /**
  * TOTP as authenticator apps speak it (RFC 6238: SHA-1, 6 digits, 30-second steps), through
@@ -47,10 +46,12 @@ export function matchTotp (secret: string, code: string, window: number, timesta
 
 /** A PNG data URL of a QR code holding `text`. */
 export async function qrCodeDataUrl (text: string): Promise<string> {
+  const { default: QRCode } = await import('qrcode')
   return await QRCode.toDataURL(text, { type: 'image/png', errorCorrectionLevel: 'M', margin: 2 })
 }
 
 /** A PNG of a QR code holding `text`: what a page links when it cannot embed a data URL. */
 export async function qrCodePng (text: string): Promise<Buffer> {
+  const { default: QRCode } = await import('qrcode')
   return await QRCode.toBuffer(text, { type: 'png', errorCorrectionLevel: 'M', margin: 2 })
 }

@@ -1,6 +1,4 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import fastifyCookie from '@fastify/cookie'
-import fastifyFormbody from '@fastify/formbody'
 import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
 import type { FormPageData } from '../../lib/html/index.js'
 import { errorHandler, sendError } from '../errors.js'
@@ -19,7 +17,7 @@ const FORM = 'application/x-www-form-urlencoded'
  * there already: registering it twice would decorate twice and fail.
  */
 export async function ensureCookies (fastify: FastifyInstance): Promise<void> {
-  if (!fastify.hasDecorator('parseCookie') && !fastify.hasRequestDecorator('cookies')) await fastify.register(fastifyCookie)
+  if (!fastify.hasDecorator('parseCookie') && !fastify.hasRequestDecorator('cookies')) await fastify.register(import('@fastify/cookie'))
 }
 
 /**
@@ -38,7 +36,7 @@ export async function formContext (fastify: FastifyInstance): Promise<void> {
   })
   fastify.removeContentTypeParser('text/plain')
   // @fastify/formbody turns repeated fields into arrays; the handlers refuse them as missing.
-  if (!fastify.hasContentTypeParser(FORM)) await fastify.register(fastifyFormbody)
+  if (!fastify.hasContentTypeParser(FORM)) await fastify.register(import('@fastify/formbody'))
   await ensureCookies(fastify)
   fastify.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store')

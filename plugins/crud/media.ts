@@ -1,7 +1,6 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { MultipartFile, MultipartValue } from '@fastify/multipart'
-import fastifyMultipart from '@fastify/multipart'
 import {
   optionError, TABLECRUD_ERR_MEDIA, TABLECRUD_ERR_MEDIA_BODY_TYPE, TABLECRUD_ERR_MEDIA_TOO_LARGE, TABLECRUD_ERR_METHOD_NOT_ALLOWED,
   TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_UNKNOWN_FIELD, withBody
@@ -78,6 +77,8 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
   }
 
   await c.fastify.register(async (media) => {
+    // Loaded here, not at import: an application without media routes does not pay for it.
+    const { default: fastifyMultipart } = await import('@fastify/multipart')
     await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
 
     const methodNotAllowed = (allowed: readonly HTTPMethods[]) => async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
-import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet'
+import type { FastifyHelmetOptions } from '@fastify/helmet'
 import { optionError } from '../../lib/errors.js'
 import { directivesProblem, policyOf, sourcesProblem, type Sources } from '../../lib/web/csp.js'
 
@@ -49,7 +49,7 @@ const cspPlugin: FastifyPluginAsync<CspOptions> = async function csp (fastify, o
   checkOptions(options)
   const header = options.reportOnly === true ? 'content-security-policy-report-only' : 'content-security-policy'
   const policy = policyOf(options)
-  await fastify.register(fastifyHelmet, {
+  await fastify.register(import('@fastify/helmet'), {
     // Helmet's default: same-origin POSTs would carry `Origin: null` under `no-referrer`, which
     // the CSRF check over HTTPS must refuse. `same-origin` keeps the Origin for this site only.
     referrerPolicy: { policy: 'same-origin' },

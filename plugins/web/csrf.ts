@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import fastifyCookie from '@fastify/cookie'
 import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
 import { generateToken, safeEqual } from '../../lib/auth/token.js'
 import { hostOf, isCsrfToken, originAllowed, recordCsrf, SAFE_METHODS } from '../../lib/web/csrf.js'
@@ -59,7 +58,7 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   const settings = checkOptions(options)
   const { cookieName, headerName, formField, allowedHosts, maxAge } = settings
   // The integrator's (or another plugin's) @fastify/cookie is used when it is there.
-  if (!fastify.hasDecorator('parseCookie')) await fastify.register(fastifyCookie)
+  if (!fastify.hasDecorator('parseCookie')) await fastify.register(import('@fastify/cookie'))
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
   recordCsrf(fastify.server, { cookieName, headerName })
   /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */

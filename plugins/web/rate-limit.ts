@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import fastifyRateLimit, { normalizeIP, type RateLimitPluginOptions } from '@fastify/rate-limit'
+import type { RateLimitPluginOptions } from '@fastify/rate-limit'
 import { optionError, TABLECRUD_ERR_RATE_LIMITED } from '../../lib/errors.js'
 import { guardedRedisStore, RedisGuard } from './rate-limit-store.js'
 import type {} from './types.js'
@@ -86,6 +86,7 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async function rat
   const guard = redis === undefined ? null : new RedisGuard(redis, redisTimeout, fastify.log)
   const storeFor = (prefix: string): Pick<RateLimitPluginOptions, 'store'> => guard === null ? {} : { store: guardedRedisStore(guard, prefix) }
   const common = { skipOnError: true, errorResponseBuilder, hook: 'onRequest' } as const
+  const { default: fastifyRateLimit, normalizeIP } = await import('@fastify/rate-limit')
 
   await fastify.register(fastifyRateLimit, { ...common, max, timeWindow, allowList, ...(keyGenerator === undefined ? {} : { keyGenerator }), ...storeFor(nameSpace) })
   if (options.login === false) return
