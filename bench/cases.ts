@@ -1,10 +1,8 @@
 /**
- * What the bench measures: the tables, the data, the hand-written routes TableCRUD is compared
- * with, and the cases. The hand-written server runs the same SQL as TableCRUD through
- * `fastify.pg`, as a developer would write it for one table (DESIGN §4).
+ * What the bench measures: the tables, the data, the cases and TableCRUD's routes. The
+ * hand-written routes it is compared with are in hand.ts.
  */
 import type { FastifyInstance } from 'fastify'
-import type {} from '@fastify/postgres'
 import type pg from 'pg'
 import { column, createTables, defineTable, dropTables, tableCrud, type Table } from '../index.js'
 
@@ -76,44 +74,4 @@ export async function crudRoutes (app: FastifyInstance): Promise<void> {
   await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false })
   await app.register(tableCrud, { table: director, prefix: '/directors' })
   for (const table of extras) await app.register(tableCrud, { table, prefix: `/${table.name}` })
-}
-
-// The timestamp as SPEC §2.2 writes it; pg would make a Date of it, in the server's zone.
-const released = 'CASE WHEN date_trunc(\'second\', t0.released) = t0.released THEN to_char(t0.released, \'YYYY-MM-DD"T"HH24:MI:SS\') ELSE to_char(t0.released, \'YYYY-MM-DD"T"HH24:MI:SS.US\') END AS released'
-const columns = `t0.id, t0.name, t0.rating, t0.box_office, ${released}, t0.director, t0.tags`
-const readable = "CASE WHEN t1.id IS NULL THEN NULL ELSE format('%s', t1.name) END AS director_readable"
-
-/** The hand-written server: the same statements, JSON.stringify, no validation beyond numbers. */
-export async function handRoutes (app: FastifyInstance): Promise<void> {
-  const pg = app.pg
-  app.get('/movies/', async (request) => {
-    const q = request.query as Record<string, string | undefined>
-    const size = Math.min(Number(q.__page_size ?? 15), 1000)
-    const offset = (Number(q.__page ?? 1) - 1) * size
-    if (q.name !== undefined) {
-      const pattern = `%${q.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
-      const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 WHERE t0.name ILIKE $1 ORDER BY t0.id DESC LIMIT $2 OFFSET $3`, [pattern, size, offset])
-      return { rows }
-    }
-    if (q.__readable === 'true') {
-      const { rows } = await pg.query(`SELECT ${columns}, ${readable} FROM bench_movie AS t0 LEFT JOIN bench_director AS t1 ON t1.id = t0.director ORDER BY t0.id DESC LIMIT $1 OFFSET $2`, [size, offset])
-      return { rows }
-    }
-    const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 ORDER BY t0.id DESC LIMIT $1 OFFSET $2`, [size, offset])
-    return { rows }
-  })
-  app.get('/movies/count/', async () => {
-    const { rows } = await pg.query('SELECT count(*) AS count FROM bench_movie AS t0')
-    return { count: Number(rows[0].count), page_size: 15 }
-  })
-  app.get('/movies/:id/', async (request, reply) => {
-    const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 WHERE t0.id = $1`, [Number((request.params as { id: string }).id)])
-    return rows.length === 0 ? await reply.code(404).send({ message: 'not found' }) : rows[0]
-  })
-  app.post('/movies/', async (request, reply) => {
-    const b = request.body as Record<string, unknown>
-    const { rows } = await pg.query(`INSERT INTO bench_movie AS t0 (name, rating, box_office, released, director, tags) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${columns}`,
-      [b.name, b.rating, b.box_office, b.released, b.director, b.tags])
-    return await reply.code(201).header('location', `/movies/${String(rows[0].id)}/`).send(rows[0])
-  })
 }

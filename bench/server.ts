@@ -7,12 +7,12 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { Session } from 'node:inspector/promises'
 import { writeFileSync } from 'node:fs'
-import { crudRoutes, handRoutes } from './cases.js'
 
 const kind = process.argv[2]
 const app = Fastify()
 await app.register(fastifyPostgres, { connectionString: process.env.BENCH_DATABASE_URL!, max: Number(process.env.BENCH_POOL ?? 10) })
-await (kind === 'crud' ? crudRoutes(app) : handRoutes(app))
+// Each kind imports only its own routes: the hand-written server loads nothing of TableCRUD.
+await (kind === 'crud' ? (await import('./cases.js')).crudRoutes(app) : (await import('./hand.js')).handRoutes(app))
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
 process.send!({ url })
 const session = new Session()
