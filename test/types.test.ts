@@ -20,7 +20,7 @@ const HEAD = `import Fastify from 'fastify'
 import type {} from '../../../user.js'
 import {
   column, defineTable, HttpError, tableCrud,
-  type Hook, type Json, type KeyValueOf, type PatchOf, type RowOf, type Validator, type WriteRowOf
+  type Hook, type Json, type KeyValueOf, type PatchOf, type RowOf, type Table, type Validator, type WriteRowOf
 } from '../../../index.js'
 
 type Equal<A, B> = (<X>() => X extends A ? 1 : 2) extends (<X>() => X extends B ? 1 : 2) ? true : false
@@ -117,6 +117,13 @@ app.register(async (api) => {
   await api.register(tableCrud, { table: movie, prefix: '/movies', hooks: [{ hookType: 'preSave', callable: (row) => ({ ...row, rating: row.rating ?? 0 }) }] })
 }, { prefix: '/api' })
 app.register(tableCrud, () => ({ table: movie, hooks: [{ hookType: 'preSave', callable: (row) => ({ ...row, name: row.name.toUpperCase() }) }] }))
+
+// docs/table-crud.md: a hook for any table
+function logged<T extends Table> (): Hook<T> {
+  return { hookType: 'preDelete', callable: (id, { request }) => { request.log.info({ id }, 'deleting') } }
+}
+app.register(tableCrud, { table: country, hooks: [logged()] })
+app.register(tableCrud, { table: movie, hooks: [logged<typeof movie>(), owned] })
 `
 
 const WRONG = `${HEAD}

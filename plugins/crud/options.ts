@@ -57,12 +57,12 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   maxPageSize?: number
   /** Secret columns are never selected, returned or filtered on. Default true. */
   excludeSecrets?: boolean
-  validators?: Validators<T>
+  validators?: Validators<NoInfer<T>>
   /** Merged into the `extra` member of `/schema/`. */
   schemaExtra?: Record<string, unknown>
   /** Join depth allowed in `__visible_fields` and `__order`. Default 0. */
   maxJoins?: number
-  hooks?: Array<Hook<T>>
+  hooks?: Array<Hook<NoInfer<T>>>
   /** Milliseconds a statement may take before the request is a 503. Default 30000. */
   queryTimeout?: number
   /** PUT, PATCH and DELETE `/:id/` without `If-Match` answer 428 (SPEC §7.3). Default false. */
