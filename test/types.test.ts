@@ -123,6 +123,7 @@ function logged<T extends Table> (): Hook<T> {
   return { hookType: 'preDelete', callable: (id, { request }) => { request.log.info({ id }, 'deleting') } }
 }
 app.register(tableCrud, { table: country, hooks: [logged()] })
+app.register(tableCrud, { table: movie, hooks: [logged<typeof movie>(), { hookType: 'preSave', callable: (row) => ({ ...row, name: row.name.trim() }) }] })
 app.register(tableCrud, { table: movie, hooks: [logged<typeof movie>(), owned] })
 `
 
