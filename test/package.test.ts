@@ -9,7 +9,8 @@ import { promisify } from 'node:util'
 /*
  * The package as a consumer gets it: `npm pack`, then a new project in a temporary folder that
  * installs the tarball with a fastify 5 minor other than ours (the peers are its own copies),
- * registers @fastify/swagger directly (not its UI: the document is enough, and the UI is big), writes typed code against the declarations and passes
+ * registers @fastify/swagger directly (not its UI: the document is enough, and the UI is big), uses a named pool,
+ * declares its own `FastifyJWT` user type, writes typed code (a typed hook) against the declarations and passes
  * `tsc --strict`, then runs: the document builds, and a CommonJS `require()` loads the package.
  * The install needs the npm registry (the cache makes it quick); without it the test skips.
  */
@@ -34,9 +35,19 @@ async function registryReachable (): Promise<boolean> {
 
 const CONSUMER_APP = `
 import Fastify from 'fastify'
+import fastifyJwt from '@fastify/jwt'
 import fastifyPostgres from '@fastify/postgres'
 import fastifySwagger from '@fastify/swagger'
-import { column, defineTable, tableCrud, tokenAuth, staticTokenProvider, type RowOf } from 'fastify-tablecrud'
+import { column, defineTable, tableCrud, tokenAuth, staticTokenProvider, type RowOf, type WriteRowOf } from 'fastify-tablecrud'
+
+// The application's own user type: the library must not claim request.user.
+interface Member { sub: string, role: 'reader' | 'editor' }
+declare module '@fastify/jwt' {
+  interface FastifyJWT {
+    payload: Member
+    user: Member
+  }
+}
 
 const book = defineTable('book', {
   title: column.varchar({ length: 100, required: true }),
@@ -44,19 +55,45 @@ const book = defineTable('book', {
 })
 type Book = RowOf<typeof book>
 const sample: Book = { id: 1, title: 'Dune', pages: 412 }
+// @ts-expect-error a hook's row has the table's columns only
+export const typo = (row: WriteRowOf<typeof book>): unknown => row.titel
 
 const app = Fastify()
 // Nothing listens there: the document needs no database.
-await app.register(fastifyPostgres, { connectionString: 'postgres://postgres@127.0.0.1:1/none' })
+await app.register(fastifyPostgres, { name: 'library', connectionString: 'postgres://postgres@127.0.0.1:1/none' })
 await app.register(fastifySwagger, { openapi: { info: { title: 'Consumer', version: '1.0.0' } } })
+await app.register(fastifyJwt, { secret: 'the-application-secret' })
+app.get('/whoami', { schema: { hide: true }, onRequest: async (request) => { await request.jwtVerify() } }, async (request) => ({ role: request.user.role }))
 await app.register(async (api) => {
-  await api.register(tokenAuth, { provider: staticTokenProvider(['t1']) })
-  await api.register(tableCrud, { table: book, prefix: '/books', readOnly: false })
+  await api.register(tokenAuth, { provider: staticTokenProvider(['t1']), pg: 'library' })
+  await api.register(tableCrud, {
+    table: book,
+    prefix: '/books',
+    readOnly: false,
+    pg: 'library',
+    // A typed hook: row is WriteRowOf<typeof book>, inferred from the table.
+    hooks: [{ hookType: 'preSave', callable: (row) => ({ ...row, title: row.title.trim(), pages: row.pages ?? 0 }) }]
+  })
 }, { prefix: '/api' })
 await app.ready()
 const document = app.swagger() as { components: { securitySchemes: Record<string, unknown> }, paths: Record<string, unknown> }
-console.log(JSON.stringify({ schemes: Object.keys(document.components.securitySchemes), paths: Object.keys(document.paths).length, sample: sample.title }))
+const whoami = await app.inject({ url: '/whoami', headers: { authorization: 'Bearer ' + app.jwt.sign({ sub: 'ann', role: 'editor' }) } })
+console.log(JSON.stringify({ schemes: Object.keys(document.components.securitySchemes), paths: Object.keys(document.paths).length, sample: sample.title, whoami: whoami.json() }))
 await app.close()
+`
+
+const OPT_IN_APP = `
+import Fastify from 'fastify'
+import type {} from 'fastify-tablecrud/user'
+import type { AuthUser } from 'fastify-tablecrud'
+
+const app = Fastify()
+app.get('/me', async (request) => {
+  const user: AuthUser | null = request.user
+  // @ts-expect-error null where allowUnauthenticated or an excluded path let the request through
+  const name: string | null = request.user.username
+  return { user, name, superuser: request.user?.superuser === true }
+})
 `
 
 const skip = await registryReachable() ? false : 'the npm registry is unreachable: the consumer project cannot install'
@@ -71,6 +108,7 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   t.ok(shipped.includes('LICENSE'), 'the tarball ships the licence')
   t.ok(shipped.includes('docs/getting-started.md'), 'and docs/')
   t.ok(shipped.includes('dist/index.js') && shipped.includes('dist/index.d.ts') && shipped.includes('dist/bin/cli.js'))
+  t.ok(shipped.includes('dist/user.js') && shipped.includes('dist/user.d.ts'), 'and the request.user opt-in')
   t.notOk(shipped.some((p) => p.startsWith('test/') || p.startsWith('dist/test/')), 'and no tests')
 
   const project = join(TMP, 'consumer')
@@ -84,7 +122,8 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
       fastify: OTHER_FASTIFY,
       '@fastify/postgres': ours('@fastify/postgres'),
       pg: ours('pg'),
-      '@fastify/swagger': ours('@fastify/swagger')
+      '@fastify/swagger': ours('@fastify/swagger'),
+      '@fastify/jwt': ours('@fastify/jwt')
     },
     devDependencies: { '@types/pg': ours('@types/pg'), '@types/node': ours('@types/node') }
   }, null, 2))
@@ -111,7 +150,17 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   const compiled = await run(process.execPath, [tsc, '-p', project], { cwd: project }).catch((error: { stdout: string }) => error)
   t.equal(compiled.stdout, '', 'tsc --strict passes')
   const { stdout } = await run(process.execPath, [join(project, 'dist/app.js')], { cwd: project })
-  t.strictSame(JSON.parse(stdout), { schemes: ['bearerAuth'], paths: 13, sample: 'Dune' }, 'the document of plain @fastify/swagger builds')
-  const required = await run(process.execPath, ['-e', "const m = require('fastify-tablecrud'); console.log(typeof m.tableCrud, typeof m.openApi)"], { cwd: project })
-  t.equal(required.stdout, 'function function\n', 'require() loads the package (Node >= 20.19)')
+  t.strictSame(JSON.parse(stdout), { schemes: ['bearerAuth'], paths: 13, sample: 'Dune', whoami: { role: 'editor' } },
+    'the document of plain @fastify/swagger builds, and the application\'s own JWT user is request.user')
+  const required = await run(process.execPath, ['-e', "const m = require('fastify-tablecrud'); console.log(typeof m.tableCrud, typeof m.openApi, typeof require('fastify-tablecrud/user'))"], { cwd: project })
+  t.equal(required.stdout, 'function function object\n', 'require() loads the package (Node >= 20.19), and its user entry')
+
+  // An application that takes TableCRUD's user type instead of declaring its own.
+  writeFileSync(join(project, 'opt-in.ts'), OPT_IN_APP)
+  writeFileSync(join(project, 'tsconfig.opt-in.json'), JSON.stringify({
+    compilerOptions: { module: 'NodeNext', target: 'ES2022', strict: true, skipLibCheck: false, noEmit: true, types: ['node'] },
+    include: ['opt-in.ts']
+  }))
+  const optIn = await run(process.execPath, [tsc, '-p', join(project, 'tsconfig.opt-in.json')], { cwd: project }).catch((error: { stdout: string }) => error)
+  t.equal(optIn.stdout, '', "with 'fastify-tablecrud/user', request.user is AuthUser | null")
 })

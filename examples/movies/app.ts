@@ -11,6 +11,7 @@ import {
   HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider
 } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
+import type {} from '../../user.js' // request.user: AuthUser | null (docs/auth.md)
 import { director, movie, role, studio, tables } from './tables.js'
 import { seed } from './seed.js'
 

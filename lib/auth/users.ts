@@ -14,7 +14,8 @@ export interface AuthDb {
 }
 
 /**
- * Who made a request, as validators and hooks see it in `request.user` (SPEC §3).
+ * Who made a request, as validators and hooks see it in `request.user` (SPEC §3); typed so
+ * with `import type {} from 'fastify-tablecrud/user'` (docs/auth.md).
  * @example
  * const superusersOnly = (crud: unknown, request: FastifyRequest) => {
  *   if (request.user?.superuser !== true) throw new HttpError(403, 'Superusers only')

@@ -61,21 +61,33 @@ export interface ColumnSpec {
 }
 
 /**
- * A column builder's result. `T` is the value type, `N` whether it is nullable and `P` whether
- * it is the primary key: they exist for `RowOf` only.
+ * A column builder's result. `T` is the value type, `N` whether it is nullable, `P` whether
+ * it is the primary key and `W` the value a write hook sees (`WriteOf`): they exist for
+ * `RowOf` and `WriteRowOf` only.
  */
-export interface Column<T = unknown, N extends boolean = boolean, P extends boolean = boolean> extends ColumnSpec {
+export interface Column<T = unknown, N extends boolean = boolean, P extends boolean = boolean, W = T> extends ColumnSpec {
   readonly __value?: T
   readonly __nullable?: N
   readonly __primary?: P
+  readonly __write?: W
 }
 
-export type AnyColumn = Column<any, boolean, boolean>
+export type AnyColumn = Column<any, boolean, boolean, any>
 
 type Nullable<O, Default extends boolean> = O extends { null: true } ? true : O extends { null: false } ? false : Default
 type Primary<O> = O extends { primaryKey: true } ? true : false
+/**
+ * Whether a write leaving the column out gives it null (SPEC §6.2): no declared default, and
+ * no type default (`Blank` false: Email, ForeignKey, UUID, JSONB, Serial) or `choices`.
+ */
+type LeftOutNull<O, Blank extends boolean> = O extends { default: {} } ? false : O extends { choices: {} } ? true : Blank extends true ? false : true
 
-export type Built<T, O, DefaultNull extends boolean = false> = Column<T, Nullable<O, DefaultNull>, Primary<O>>
+/**
+ * The type of a built column: `T` as a row holds it, `W` as a body may give it (a Numeric:
+ * a number or a decimal string), `Blank` whether its type has a default of its own.
+ */
+export type Built<T, O, DefaultNull extends boolean = false, W = T, Blank extends boolean = true> =
+  Column<T, Nullable<O, DefaultNull>, Primary<O>, LeftOutNull<O, Blank> extends true ? W | null : W>
 
 /** Turns `{ choice_name: 'Label' }`-style input into one shape: value and display name. */
 export function displayName (name: string): string {
@@ -126,17 +138,17 @@ type Bare = Omit<ColumnOptions, 'choices'>
  * column.jsonb({ null: true }) // any JSON value
  */
 export const column = {
-  serial: <O extends Bare = {}>(options?: O): Built<number, O> => build('serial', options ?? {}),
+  serial: <O extends Bare = {}>(options?: O): Built<number, O, false, number, false> => build('serial', options ?? {}),
   integer: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('integer', options ?? {}),
   real: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('real', options ?? {}),
   /** Exact decimal; its JSON value is a string such as `"12.50"`. */
-  numeric: <O extends ColumnOptions & { digits: readonly [number, number] }>(options: O): Built<string, O> =>
+  numeric: <O extends ColumnOptions & { digits: readonly [number, number] }>(options: O): Built<string, O, false, string | number> =>
     build('numeric', options, options.digits === undefined ? {} : { digits: [options.digits[0], options.digits[1]] }),
   boolean: <O extends ColumnOptions = {}>(options?: O): Built<boolean, O> => build('boolean', options ?? {}),
   varchar: <O extends ColumnOptions & { length: number }>(options: O): Built<string, O> =>
     build('varchar', options, { length: options.length }),
   text: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('text', options ?? {}),
-  email: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('email', options ?? {}),
+  email: <O extends ColumnOptions = {}>(options?: O): Built<string, O, false, string, false> => build('email', options ?? {}),
   /** A timestamp without zone, on the wire `YYYY-MM-DDTHH:MM:SS[.ffffff]`. */
   timestamp: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('timestamp', options ?? {}),
   /** A 16-bit integer (-32768 to 32767). */
@@ -145,11 +157,11 @@ export const column = {
    * A 64-bit integer. On the wire a string of digits, exact past 2^53; a body may give a digit
    * string or a JSON number that is a safe integer.
    */
-  bigInt: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('bigInt', options ?? {}),
+  bigInt: <O extends ColumnOptions = {}>(options?: O): Built<string, O, false, string | number> => build('bigInt', options ?? {}),
   /** An 8-byte float. */
   doublePrecision: <O extends ColumnOptions = {}>(options?: O): Built<number, O> => build('doublePrecision', options ?? {}),
   /** A UUID: lower case out, any case in. As the primary key it defaults to `gen_random_uuid()`. */
-  uuid: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('uuid', options ?? {}),
+  uuid: <O extends ColumnOptions = {}>(options?: O): Built<string, O, false, string, false> => build('uuid', options ?? {}),
   /** A calendar date, `YYYY-MM-DD`; `default: 'now'` is today in UTC. */
   date: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('date', options ?? {}),
   /** A time of day without zone, `HH:MM:SS[.ffffff]`; `default: 'now'` is the time in UTC. */
@@ -159,23 +171,26 @@ export const column = {
   /** A duration, on the wire an ISO 8601 duration such as `P1DT2H`. */
   interval: <O extends ColumnOptions = {}>(options?: O): Built<string, O> => build('interval', options ?? {}),
   /** Any JSON value; a top-level JSON null is SQL NULL (so NOT NULL refuses it). Filters take `is_null`/`not_null` only. */
-  jsonb: <O extends ColumnOptions = {}>(options?: O): Built<NonNullable<Json>, O> => build('jsonb', options ?? {}),
+  jsonb: <O extends ColumnOptions = {}>(options?: O): Built<NonNullable<Json>, O, false, NonNullable<Json>, false> => build('jsonb', options ?? {}),
   /**
    * A reference to another table's primary key. Pass the table, or a thunk returning it for
    * cycles and self-references. `K` is the referenced key's type (a number unless given).
    */
   foreignKey: <K extends number | string = number, O extends ColumnOptions & { onDelete?: OnDelete } = {}>(
     target: Table | (() => Table), options?: O
-  ): Built<NoInfer<K>, O, true> => {
+  ): Built<NoInfer<K>, O, true, NoInfer<K>, false> => {
     const thunk = typeof target === 'function'
     return build('foreignKey', options ?? {}, { target: thunk ? target : () => target, thunk, onDelete: options?.onDelete ?? 'cascade' }, true)
   },
   /** An array of any column type, nested arrays for more dimensions. */
-  array: <E extends AnyColumn, O extends ColumnOptions = {}>(element: E, options?: O): Built<Array<ValueOf<E>>, O> =>
+  array: <E extends AnyColumn, O extends ColumnOptions = {}>(element: E, options?: O): Built<Array<ValueOf<E>>, O, false, Array<WriteOf<E>>> =>
     build('array', options ?? {}, { element })
 }
 
-export type ValueOf<C> = C extends Column<infer T, infer N, any> ? (N extends true ? T | null : T) : never
+/** A column's value in a row: `RowOf`. */
+export type ValueOf<C> = C extends Column<infer T, infer N, any, any> ? (N extends true ? T | null : T) : never
+/** A column's value as a write hook sees it: as the body gave it, or its default; `WriteRowOf`. */
+export type WriteOf<C> = C extends Column<any, infer N, any, infer W> ? (N extends true ? W | null : W) : never
 
 /** Array nesting depth: 0 for scalars. */
 export function dimensions (col: ColumnSpec): number {

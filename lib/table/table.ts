@@ -1,5 +1,5 @@
 import { isColumnType, typeOf } from './column-types.js'
-import { column as col, type AnyColumn, type Column, type ColumnSpec, type ValueOf } from './column.js'
+import { column as col, type AnyColumn, type Column, type ColumnSpec, type ValueOf, type WriteOf } from './column.js'
 
 export interface TableColumn extends ColumnSpec {
   readonly name: string
@@ -34,6 +34,27 @@ export interface Table<C extends Record<string, AnyColumn> = Record<string, AnyC
 
 /** The row type of a table: `RowOf<typeof movie>`. */
 export type RowOf<T> = T extends Table<infer C> ? { [K in keyof C]: ValueOf<C[K]> } : never
+
+/** The name of a table's primary key: `KeyOf<typeof movie>` is `'id'`. */
+export type KeyOf<T> = T extends Table<infer C> ? { [K in keyof C]: C[K] extends Column<any, any, true, any> ? K : never }[keyof C] : never
+
+/** The value of a table's primary key (`number` for the added `id`); a key of some table for `Table`. */
+export type KeyValueOf<T> = [KeyOf<T>] extends [never] ? number | string : T extends Table<infer C> ? ValueOf<C[KeyOf<T>]> : never
+
+/**
+ * The row a `preSave` hook gets and returns: every column as the body gave it or as its default
+ * (a Numeric may be a number, a NOT NULL column without a default null), the primary key
+ * optional (absent on POST when the database assigns it).
+ */
+export type WriteRowOf<T> = T extends Table<infer C>
+  ? Flat<{ [K in keyof C as K extends KeyOf<T> ? never : K]: WriteOf<C[K]> } & { [K in KeyOf<T>]?: ValueOf<C[K]> }>
+  : never
+
+/** One object type of an intersection, as editors show it. */
+type Flat<O> = { [K in keyof O]: O[K] }
+
+/** The values a `prePatch` hook gets and returns: some columns, never the primary key. */
+export type PatchOf<T> = T extends Table<infer C> ? { [K in keyof C as K extends KeyOf<T> ? never : K]?: WriteOf<C[K]> } : never
 
 /** Every table made by `defineTable` in this process, for `/references/` (SPEC §6.16). */
 const registry = new Set<Table>()

@@ -6,10 +6,11 @@ export { toDatabase } from '../table/column-types.js'
 
 /**
  * The default of a column's type (SPEC §6.2): blank text, zero, false, now, an empty array;
- * null where a type has none (ForeignKey, Email, Serial). Each type's descriptor says which.
+ * null where a type has none (ForeignKey, Email, Serial; each type's descriptor says which)
+ * and for a column with choices, whose blank value would not be one of them (SPEC §6.2, §6.5).
  */
 export function typeDefault (column: ColumnSpec): unknown {
-  return typeOf(column).blank(column)
+  return column.choices === null ? typeOf(column).blank(column) : null
 }
 
 /**
@@ -20,5 +21,5 @@ export function writeDefault (column: ColumnSpec): unknown {
   const now = typeOf(column).now
   if (column.hasDefault) return now !== null && column.default === 'now' ? now() : column.default
   // A column with choices has no type default (SPEC §6.2): left out, NOT NULL makes it a 422.
-  return column.nullable || column.choices !== null ? null : typeDefault(column)
+  return column.nullable ? null : typeDefault(column)
 }

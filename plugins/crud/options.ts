@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { optionError } from '../../lib/errors.js'
 import type { MediaStorage } from '../../lib/media/storage.js'
-import { isTable, type Table } from '../../lib/table/table.js'
+import { isTable, type KeyValueOf, type PatchOf, type Table, type WriteRowOf } from '../../lib/table/table.js'
 import type { PoolOptions } from '../database.js'
 import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
 
@@ -10,8 +10,8 @@ import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
 export type Row = Record<string, unknown>
 
 /** What validators get as their first argument: the table and the options in force. */
-export interface Crud {
-  readonly table: Table
+export interface Crud<T extends Table = Table> {
+  readonly table: T
   readonly readOnly: boolean
   readonly allowBulkDelete: boolean
   readonly pageSize: number
@@ -20,7 +20,7 @@ export interface Crud {
   readonly maxJoins: number
 }
 
-export type Validator = (crud: Crud, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
+export type Validator<T extends Table = Table> = (crud: Crud<T>, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
 
 export const OPERATIONS = [
   'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
@@ -28,18 +28,25 @@ export const OPERATIONS = [
 ] as const
 export type Operation = Exclude<typeof OPERATIONS[number], 'every'>
 
-export type Validators = { [K in typeof OPERATIONS[number]]?: Validator[] } & { extraContext?: Record<string, unknown> }
+export type Validators<T extends Table = Table> = { [K in typeof OPERATIONS[number]]?: Array<Validator<T>> } & { extraContext?: Record<string, unknown> }
 
 export interface HookContext { request: FastifyRequest }
-export type Hook =
-  | { hookType: 'preSave', callable: (row: Row, context: HookContext) => Row | Promise<Row> }
-  | { hookType: 'prePatch', callable: (id: unknown, values: Row, context: HookContext) => Row | Promise<Row> }
-  | { hookType: 'preDelete', callable: (id: unknown, context: HookContext) => void | Promise<void> }
+/**
+ * A write hook of table `T` (SPEC §2.10), typed by its columns: `preSave` gets and returns
+ * `WriteRowOf<T>`, `prePatch` the key and `PatchOf<T>`, `preDelete` the key.
+ */
+export type Hook<T extends Table = Table> =
+  | { hookType: 'preSave', callable: (row: WriteRowOf<T>, context: HookContext) => WriteRowOf<T> | Promise<WriteRowOf<T>> }
+  | { hookType: 'prePatch', callable: (id: KeyValueOf<T>, values: PatchOf<T>, context: HookContext) => PatchOf<T> | Promise<PatchOf<T>> }
+  | { hookType: 'preDelete', callable: (id: KeyValueOf<T>, context: HookContext) => void | Promise<void> }
 
-/** The database (`pg`, `pool`; default `fastify.pg`) is checked where it is used, in plugins/database.ts. */
-export interface TableCrudOptions extends PoolOptions {
+/**
+ * The database (`pg`, `pool`; default `fastify.pg`) is checked where it is used, in plugins/database.ts.
+ * `T` is the table, inferred from `table` at `register`: validators and hooks are typed by its columns.
+ */
+export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   /** The table to expose. */
-  table: Table
+  table: T
   /** Only GET and HEAD; other methods answer 405. Default true. */
   readOnly?: boolean
   /** DELETE `/` deletes the rows matching the filters. Default false. */
@@ -50,12 +57,12 @@ export interface TableCrudOptions extends PoolOptions {
   maxPageSize?: number
   /** Secret columns are never selected, returned or filtered on. Default true. */
   excludeSecrets?: boolean
-  validators?: Validators
+  validators?: Validators<NoInfer<T>>
   /** Merged into the `extra` member of `/schema/`. */
   schemaExtra?: Record<string, unknown>
   /** Join depth allowed in `__visible_fields` and `__order`. Default 0. */
   maxJoins?: number
-  hooks?: Hook[]
+  hooks?: Array<Hook<NoInfer<T>>>
   /** Milliseconds a statement may take before the request is a 503. Default 30000. */
   queryTimeout?: number
   /** PUT, PATCH and DELETE `/:id/` without `If-Match` answer 428 (SPEC §7.3). Default false. */

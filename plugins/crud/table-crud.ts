@@ -1,5 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRegisterOptions } from 'fastify'
 import type {} from '@fastify/swagger'
+import type { Table } from '../../lib/table/table.js'
 import { TABLECRUD_ERR_ROUTE_NOT_FOUND } from '../../lib/errors.js'
 import { errorHandler, pathOf, recordContextTable, sendError } from '../errors.js'
 import { serialiserCompiler } from './compilers.js'
@@ -13,13 +14,27 @@ import { writeRoutes } from './writes.js'
 
 export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, Validators } from './options.js'
 
+/** The type of `tableCrud`: `register` takes it with the options of any table (below). */
+export type TableCrudPlugin = FastifyPluginAsync<TableCrudOptions>
+
+declare module 'fastify' {
+  interface FastifyRegister<T> {
+    /**
+     * `register(tableCrud, options)`: the table is inferred from `options.table`, so validators
+     * and hooks are typed by its columns (`RowOf`, `WriteRowOf`). A plugin's options type
+     * cannot be generic, hence this overload.
+     */
+    <Tb extends Table>(plugin: TableCrudPlugin, opts: FastifyRegisterOptions<TableCrudOptions<Tb>>): T
+  }
+}
+
 /**
  * Exposes one table as a REST API (SPEC §2), in its own encapsulated context: register it once
  * per table with a prefix.
  * @example
  * app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, maxJoins: 1 })
  */
-export const tableCrud: FastifyPluginAsync<TableCrudOptions> = async function tableCrud (fastify, rawOptions) {
+export const tableCrud: TableCrudPlugin = async function tableCrud (fastify, rawOptions) {
   const options = checkOptions(rawOptions)
   const c = crudContext(fastify, options)
 

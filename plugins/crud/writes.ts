@@ -147,7 +147,7 @@ interface Writer {
    */
   readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner) => Promise<T>) => Promise<T>
   readonly update: (run: Runner, key: unknown, values: Row) => Promise<Row>
-  readonly preDelete: (key: unknown, request: FastifyRequest) => Promise<void>
+  readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
   readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest) => Promise<number>
   readonly notFound: (key: unknown) => Error
@@ -159,7 +159,7 @@ function writer (c: CrudContext, values: BodyValues): Writer {
   const requireRow = async (key: unknown, runner: Runner): Promise<void> => {
     if ((await runner.run(compileExists(table, key))).rows.length === 0) throw notFound(key)
   }
-  const preDelete = async (key: unknown, request: FastifyRequest): Promise<void> => {
+  const preDelete = async (key: number | string, request: FastifyRequest): Promise<void> => {
     await guarded(async () => { for (const hook of c.hooks.preDelete) await hook.callable(key, { request }) }, hookError)
   }
   return {
@@ -197,7 +197,7 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       return result.rows[0]!
     },
     async deleteWithHooks (tx, filters, request) {
-      const ids = (await tx.run<{ id: unknown }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)
+      const ids = (await tx.run<{ id: number | string }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)
       for (const key of ids) await preDelete(key, request)
       return ids.length === 0 ? 0 : Number((await tx.run(compileDeleteIds(table, ids))).rowCount)
     }

@@ -416,6 +416,9 @@ const defaults = defineTable('defaults', {
   mail: column.email(),
   nothing: column.varchar({ length: 5, null: true, default: null }),
   counter: column.serial(),
+  pick: column.varchar({ length: 5, choices: { a: 'a' } }),
+  maybe: column.text({ null: true, choices: { a: 'a' } }),
+  picked: column.integer({ choices: { one: 1 }, default: 1 }),
   code: column.varchar({ length: 10, secret: true })
 })
 
@@ -444,7 +447,10 @@ t.test('newRow: a default for every column (SPEC §6.5)', async (t) => {
     prices: ['1.0', '2.5', null],
     mail: null,
     nothing: null,
-    counter: null
+    counter: null,
+    pick: null,
+    maybe: null,
+    picked: 1
   })
   t.equal(newRow(defaults, false).code, '', 'a secret column is given when secrets are not excluded')
   t.strictSame(newRow(country, true), { code: null, name: '' }, 'the primary key is null, whatever its type')
@@ -465,7 +471,7 @@ t.test('newRowSchema: every key, null where the default is', async (t) => {
     title: 'DefaultsNew',
     type: 'object',
     required: ['id', 'label', 'body', 'note', 'count', 'ratio', 'price', 'whole', 'fee', 'flag', 'off', 'at', 'fixed', 'fraction',
-      'stamped', 'owner', 'tags', 'prices', 'mail', 'nothing', 'counter'],
+      'stamped', 'owner', 'tags', 'prices', 'mail', 'nothing', 'counter', 'pick', 'maybe', 'picked'],
     properties: {
       id: orNull(INT),
       label: { maxLength: 20, type: 'string' },
@@ -487,7 +493,10 @@ t.test('newRowSchema: every key, null where the default is', async (t) => {
       prices: { type: 'array', items: { type: 'string' } },
       mail: orNull({ type: 'string' }),
       nothing: orNull({ maxLength: 5, type: 'string' }),
-      counter: orNull(INT)
+      counter: orNull(INT),
+      pick: orNull({ maxLength: 5, type: 'string' }),
+      maybe: orNull({ type: 'string' }),
+      picked: INT
     }
   })
   t.ok('code' in (plain(newRowSchema(defaults, false)) as { properties: object }).properties)
@@ -515,7 +524,7 @@ t.test('the row and /new/ schemas serialise through Fastify', async (t) => {
   const fresh = await get('/new') as Record<string, unknown>
   isNow(t, fresh.released, 'released')
   t.strictSame({ ...fresh, released: 'now' }, {
-    id: null, name: '', rating: 0, box_office: '0.00', released: 'now', director: null, tags: [], genre: '', synopsis: '', seen: false, grid: []
+    id: null, name: '', rating: 0, box_office: '0.00', released: 'now', director: null, tags: [], genre: null, synopsis: '', seen: false, grid: []
   })
   t.strictSame(await get('/row'), {
     id: 1,

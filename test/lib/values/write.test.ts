@@ -27,7 +27,9 @@ t.test('writeDefault: the declared default, else the type default of a NOT NULL 
     ['foreign key', column.foreignKey((): never => { throw new Error('not resolved') }), null],
     ['nullable', column.integer({ null: true }), null],
     ['declared', column.integer({ default: 7 }), 7],
-    ['declared null', column.integer({ null: true, default: null }), null]
+    ['declared null', column.integer({ null: true, default: null }), null],
+    ['choices: no type default', column.varchar({ length: 3, choices: { a: 'a' } }), null],
+    ['choices, declared', column.varchar({ length: 3, choices: { a: 'a' }, default: 'a' }), 'a']
   ]
   for (const [label, spec, expected] of cases) t.same(writeDefault(spec), expected, label)
   t.match(writeDefault(column.timestamp()), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d$/, 'timestamp: now')

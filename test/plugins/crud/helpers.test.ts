@@ -167,7 +167,7 @@ t.test('/new/: the defaults of a new row, saving nothing', async (t) => {
   t.strictSame(body, {
     id: null,
     name: '',
-    genre: '',
+    genre: null,
     synopsis: '',
     year: 0,
     rating: 0,
