@@ -40,9 +40,8 @@ export function listResponse<T extends TSchema> (row: T): TObject<{ rows: TArray
 }
 
 /** POST `/` of an array (SPEC §7.4): `MovieRow` gives `MovieCreatedList`, the rows in the order sent. */
-export function createdResponse<T extends TSchema> (row: T): TObject<{ rows: TArray<T> }> {
-  const title = typeof row.title === 'string' ? { title: row.title.replace(/Row$/, '') + 'CreatedList' } : {}
-  return Type.Object({ rows: Type.Array(row) }, { ...title, description: 'An array body: the created rows, in the order sent.' })
+export function createdResponse<T extends TObject> (row: T): TObject<{ rows: TArray<T> }> {
+  return Type.Object({ rows: Type.Array(row) }, { title: `${String(row.title).replace(/Row$/, '')}CreatedList`, description: 'An array body: the created rows, in the order sent.' })
 }
 
 /*
