@@ -137,6 +137,9 @@ t.test('each failing element named: details.indexes and errors[].index, from the
     [3, 'oscar', 'must be boolean'], [3, 'tags.0', 'must NOT have more than 5 characters']
   ]))
 
+  const key = await post(app, [{ id: null, name: 'A' }, { id: 5, name: 'B' }])
+  t.strictSame([key.statusCode, json(key)], [400, invalid([[1, 'id', 'must be null']])], 'a Serial key may only be null, in any element')
+
   // Precision and scale are checked in code, after the schema: every element still named.
   const numeric = await post(app, [{ name: 'A', box_office: 1.234 }, { name: 'B' }, { name: 'C', box_office: 12345678.9 }])
   t.equal(numeric.statusCode, 400)
