@@ -33,10 +33,8 @@ export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>,
  * returned in the order sent.
  */
 export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>, excludeSecrets: boolean): Statement {
-  const columns = [...(rows[0]?.keys() ?? [])]
-  if (columns.length === 0 || rows.some((row) => row.size !== columns.length || !columns.every((c) => row.has(c)))) {
-    throw new Error('compileInsertRows: rows must give the same columns, at least one')
-  }
+  if (!sameColumns(rows)) throw new Error('compileInsertRows: rows must give the same columns, at least one')
+  const columns = [...rows[0]!.keys()]
   const names = columns.map((c) => quoteIdent(c.name))
   // A JSONB value is already JSON text (its `write`): it goes in as it is, not as a string.
   const members = columns.map((c) => [JSON.stringify(c.name) + ':', c.type === 'jsonb'] as const)
@@ -49,6 +47,12 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
     text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x RETURNING ${returningList(t, excludeSecrets)}`,
     values: [`[${json.join(',')}]`]
   })
+}
+
+/** Whether rows give the same columns, at least one: what `compileInsertRows` takes. */
+export function sameColumns (rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>): boolean {
+  const columns = [...(rows[0]?.keys() ?? [])]
+  return columns.length > 0 && rows.every((row) => row.size === columns.length && columns.every((c) => row.has(c)))
 }
 
 /** PUT and PATCH: the given columns of one row. A statement with nothing to set is refused. */

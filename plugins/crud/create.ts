@@ -6,7 +6,7 @@ import { rowETag } from '../../lib/etag.js'
 import {
   bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_ROW_COUNT, withBody, type FieldError
 } from '../../lib/errors.js'
-import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
+import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
 import { typeOf } from '../../lib/table/column-types.js'
 import type { TableColumn } from '../../lib/table/table.js'
 import { createdResponse, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
@@ -143,8 +143,7 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
  */
 export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
   const { table, db, options: { excludeSecrets } } = c
-  const first = [...rows[0]!.keys()]
-  if (first.length > 0 && rows.every((row) => row.size === first.length && first.every((column) => row.has(column)))) {
+  if (sameColumns(rows)) {
     try {
       return (await db.run(compileInsertRows(table, rows, excludeSecrets))).rows
     } catch (error) {
