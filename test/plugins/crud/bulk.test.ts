@@ -1,5 +1,6 @@
 import t from 'tap'
-import type { FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance } from 'fastify'
+import fastifyPostgres from '@fastify/postgres'
 import { HttpError } from '../../../lib/errors.js'
 import { defineTable } from '../../../lib/table/index.js'
 import { insertRows } from '../../../plugins/crud/create.js'
@@ -297,4 +298,14 @@ t.test('insertRows: an error that is not the client\'s (a 503) is thrown as it c
   const rows = [new Map([[movie.columnMap.get('name')!, 'A']])]
   t.equal(await insertRows(fake(fail(down), fail(unique)), rows).catch((e: unknown) => e), down, 'the one statement')
   t.equal(await insertRows(fake(fail(unique), fail(down)), rows).catch((e: unknown) => e), down, 'one by one, after a refusal')
+})
+
+t.test('the database away: a 503 with Retry-After, as for one row', async (t) => {
+  const app = Fastify()
+  await app.register(fastifyPostgres, { connectionString: 'postgres://postgres@127.0.0.1:1/none', connectionTimeoutMillis: 1000 })
+  await app.register(tableCrud, { table: person, prefix: '/persons', readOnly: false })
+  t.teardown(async () => await app.close())
+  const res = await post(app, [{ name: 'A' }, { name: 'B' }], '/persons/')
+  t.strictSame([res.statusCode, res.headers['retry-after'], json(res)],
+    [503, '5', errorOf(503, 'TABLECRUD_ERR_DB_UNAVAILABLE', 'Service Unavailable', 'The database is unavailable; try again shortly.')])
 })
