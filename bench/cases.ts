@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify'
 import type pg from 'pg'
+import type { Request } from 'autocannon'
 import { column, createTables, defineTable, dropTables, tableCrud, type Table } from '../index.js'
 
 /** Rows in the movie table: deep pages and unindexed filters scan a table this size. */
@@ -49,8 +50,10 @@ export interface Case {
   readonly path: string
   /** Reads are held to ≥ 0.90× req/s and ≤ 1.15× CPU; writes to ≥ 0.85× and ≤ 1.25×. */
   readonly kind: 'read' | 'write'
-  readonly method?: 'POST'
+  readonly method?: 'POST' | 'PATCH'
   readonly body?: string
+  /** Rewrites each request before it is sent (autocannon's `setupRequest`): another path, body or headers. */
+  readonly setupRequest?: (request: Request) => Request
 }
 
 /** Writes run last, so every read sees the same table. */

@@ -98,7 +98,8 @@ export async function run (server: Server, c: Case, seconds: number, connections
     connections,
     duration: seconds,
     method: c.method ?? 'GET',
-    ...(c.body === undefined ? {} : { body: c.body, headers: { 'content-type': 'application/json' } })
+    ...(c.body === undefined ? {} : { body: c.body, headers: { 'content-type': 'application/json' } }),
+    ...(c.setupRequest === undefined ? {} : { requests: [{ setupRequest: c.setupRequest }] })
   })
   const cpu = cpuMicros(server.pid) - before
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${c.label}: ${result.non2xx} non-2xx, ${result.errors} errors`)

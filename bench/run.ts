@@ -7,6 +7,7 @@
  *   npm run bench:quick                  # 1 s a run, 10,000 rows, writes nothing: a smoke run
  *   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 npm run bench
  *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
+ *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
  *
  * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
  * and the means compared, so drift over the run falls on both sides alike. The last table is
@@ -21,6 +22,10 @@ import { buildServers, memory, run, startServer, type Run, type Server } from '.
 
 if (process.argv.includes('keyset')) {
   await import('./keyset.js')
+  process.exit(0)
+}
+if (process.argv.includes('writes')) {
+  await import('./writes.js')
   process.exit(0)
 }
 

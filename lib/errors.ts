@@ -50,6 +50,7 @@ export const TABLECRUD_ERR_BODY_NOT_JSON = make('TABLECRUD_ERR_BODY_NOT_JSON', '
 export const TABLECRUD_ERR_BODY_MEDIA_TYPE = make('TABLECRUD_ERR_BODY_MEDIA_TYPE', 'The body must be application/json, not %s.', 415)
 export const TABLECRUD_ERR_BODY_TOO_LARGE = make('TABLECRUD_ERR_BODY_TOO_LARGE', 'The body is too large.', 413)
 export const TABLECRUD_ERR_BODY_ID_MISMATCH = make('TABLECRUD_ERR_BODY_ID_MISMATCH', 'The body %s differs from the id in the path.', 400)
+export const TABLECRUD_ERR_BODY_ROW_COUNT = make('TABLECRUD_ERR_BODY_ROW_COUNT', 'An array body must hold 1 to %s rows, not %s.', 400)
 
 // Registration: a bad plugin option, thrown by register(), never answered to a client
 export const TABLECRUD_ERR_OPTIONS = make('TABLECRUD_ERR_OPTIONS', '%s: the option %s %s', 500)
@@ -119,10 +120,28 @@ export class HttpError extends Error {
   }
 }
 
-/** Attaches extra members of the error body (`validFields`, `details`, ...). */
+/** Attaches extra members of the error body (`validFields`, `details`, ...), replacing any attached before. */
 export function withBody<E extends Error> (error: E, body: Record<string, unknown>): E {
-  Object.defineProperty(error, 'body', { value: body, enumerable: false })
+  Object.defineProperty(error, 'body', { value: body, enumerable: false, configurable: true })
   return error
+}
+
+/** A failing field of a body; `index` is the element's in an array body (SPEC §7.4). */
+export interface FieldError {
+  index?: number
+  field: string
+  message: string
+}
+
+/**
+ * The 400 of a body failing validation: every failing field in `errors` and in the message. In
+ * an array body each names its element (`[3] name is required`), and `details.indexes` lists
+ * the failing elements.
+ */
+export function bodyInvalid (errors: readonly FieldError[]): Error {
+  const text = errors.map((e) => `${e.index === undefined ? '' : `[${e.index}] `}${e.field} ${e.message}`).join('; ')
+  const indexes = [...new Set(errors.flatMap((e) => e.index === undefined ? [] : [e.index]))]
+  return withBody(new TABLECRUD_ERR_BODY_INVALID(text), indexes.length === 0 ? { errors } : { errors, details: { indexes } })
 }
 
 export function bodyOf (error: unknown): Record<string, unknown> | undefined {

@@ -2,8 +2,8 @@ import { STATUS_CODES } from 'node:http'
 import { schemaDriftHint } from '../lib/db/check.js'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_MEDIA_TYPE,
-  TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_INTERNAL, withBody
+  bodyInvalid, bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_MEDIA_TYPE,
+  TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_INTERNAL, type FieldError
 } from '../lib/errors.js'
 import { databaseHealth } from './database.js'
 
@@ -17,11 +17,11 @@ export interface ErrorBody {
 
 interface AjvError { instancePath: string, keyword: string, message?: string, params: Record<string, unknown> }
 
-/** Names each failing field of a body, from Ajv's errors. */
-function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, message: string }> {
+/** Names each failing field of a body, from Ajv's errors; `whole` names the value itself (a body, an element of one). */
+export function fieldErrors (errors: readonly AjvError[], whole = '(body)'): FieldError[] {
   const seen = new Set<string>()
-  const typeErrors = new Map<string, { field: string, message: string }>()
-  const out: Array<{ field: string, message: string }> = []
+  const typeErrors = new Map<string, FieldError>()
+  const out: FieldError[] = []
   for (const e of errors) {
     const path = e.instancePath.replace(/^\//, '').replaceAll('/', '.')
     const field = e.keyword === 'additionalProperties'
@@ -40,7 +40,7 @@ function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, messa
       sameField.message += ` or ${String(e.params.type)}`
       continue
     }
-    const entry = { field: field === '' ? '(body)' : field, message }
+    const entry = { field: field === '' ? whole : field, message }
     if (e.keyword === 'type') typeErrors.set(field, entry)
     out.push(entry)
   }
@@ -54,8 +54,7 @@ function fieldErrors (errors: readonly AjvError[]): Array<{ field: string, messa
 export function toClientError (error: unknown, contentType?: string): Error & { statusCode: number, code: string } {
   const e = (typeof error === 'object' && error !== null ? error : {}) as FastifyError & { validation?: AjvError[] }
   if (Array.isArray(e.validation)) {
-    const errors = fieldErrors(e.validation)
-    return withBody(new TABLECRUD_ERR_BODY_INVALID(errors.map((f) => `${f.field} ${f.message}`).join('; ')), { errors })
+    return bodyInvalid(fieldErrors(e.validation)) as Error & { statusCode: number, code: string }
   }
   switch (e.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new TABLECRUD_ERR_BODY_MEDIA_TYPE(contentType === undefined ? 'none' : JSON.stringify(contentType))

@@ -173,8 +173,20 @@ function mediaObjects (paths: Json): Json[] {
 const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/
 
 /**
+ * A body schema and the schemas that are bodies within it: the branches of a union (POST `/`
+ * takes a row or an array of rows) and the items of an array. Not its properties, whose
+ * titles are column labels.
+ */
+function bodyShapes (schema: unknown): Json[] {
+  if (!isObject(schema)) return []
+  const branches = Array.isArray(schema.anyOf) ? schema.anyOf : []
+  return [schema, ...branches.flatMap(bodyShapes), ...bodyShapes(schema.items)]
+}
+
+/**
  * Moves each titled body schema (`MovieRow`, `MovieIn`, `ErrorResponse`...) into
- * `components.schemas` under its title and refers to it, where it appears as a body and
+ * `components.schemas` under its title and refers to it, where it appears as a body (or a
+ * branch or the items of one: `bodyShapes`) and
  * wherever the same schema is nested in one, so the error shape and each row are written
  * once and typed clients get named types. A title given to different schemas (a table mounted
  * twice with different options) or already taken by a component stays inline.
@@ -184,8 +196,8 @@ function hoistBodySchemas (document: Json): void {
   const schemas = (document.components as { schemas: Json }).schemas
   const media = mediaObjects(document.paths as Json)
   const named = new Map<string, string | null>()
-  for (const { schema } of media) {
-    if (!isObject(schema) || typeof schema.title !== 'string' || !COMPONENT_NAME.test(schema.title) || Object.hasOwn(schemas, schema.title)) continue
+  for (const schema of media.flatMap((object) => bodyShapes(object.schema))) {
+    if (typeof schema.title !== 'string' || !COMPONENT_NAME.test(schema.title) || Object.hasOwn(schemas, schema.title)) continue
     const json = JSON.stringify(schema)
     const seen = named.get(schema.title)
     named.set(schema.title, seen === undefined || seen === json ? json : null)

@@ -8,7 +8,11 @@ export const ErrorResponse = Type.Object({
   message: Type.String(),
   validFields: Type.Optional(Type.Array(Type.String())),
   details: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() })))
+  errors: Type.Optional(Type.Array(Type.Object({
+    index: Type.Optional(Type.Integer({ description: 'In an array body, the failing element (from 0).' })),
+    field: Type.String(),
+    message: Type.String()
+  })))
 }, { title: 'ErrorResponse', additionalProperties: true })
 
 /** GET `/count/` (SPEC §2.8). */
@@ -35,6 +39,11 @@ export function listResponse<T extends TSchema> (row: T): TObject<{ rows: TArray
   }, title)
 }
 
+/** POST `/` of an array (SPEC §7.4): `MovieRow` gives `MovieCreatedList`, the rows in the order sent. */
+export function createdResponse<T extends TObject> (row: T): TObject<{ rows: TArray<T> }> {
+  return Type.Object({ rows: Type.Array(row) }, { title: `${String(row.title).replace(/Row$/, '')}CreatedList`, description: 'An array body: the created rows, in the order sent.' })
+}
+
 /*
  * Response headers, for OpenAPI: @fastify/swagger reads `headers` beside a response's body
  * schema; the serialiser ignores it.
@@ -52,7 +61,7 @@ export const LinkHeader = Type.String({ description: 'With `__cursor`, unless th
 export const EXPORT_DESCRIPTION = 'With `Accept: application/x-ndjson` or `Accept: text/csv` (or `__format=ndjson|csv`), streams every row matching the filters in `__order`, with `__visible_fields` and `__readable`, as NDJSON (`application/x-ndjson`) or RFC 4180 CSV with a header row (`text/csv`); `__page` and `__page_size` are ignored.'
 
 /** POST `/` (SPEC §2.5). */
-export const LocationHeader = Type.String({ description: 'The path of the created row: `<prefix>/<id>/`.' })
+export const LocationHeader = Type.String({ description: 'The path of the created row: `<prefix>/<id>/` (not sent for an array body).' })
 
 /** A row's entity tag (SPEC §7.3). */
 export const ETagHeader = Type.String({ description: 'The strong entity tag of the row as served: send it back in If-Match to write only over this version, or in If-None-Match for a 304.' })

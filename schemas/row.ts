@@ -1,4 +1,4 @@
-import { CloneType, KindGuard, Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
+import { CloneType, KindGuard, Type, type TArray, type TObject, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
@@ -142,6 +142,15 @@ function writeSchema (table: Table, kind: Write): TObject {
 /** The POST body (SPEC §2.5): required columns and a non-Serial key required; a Serial key only null. */
 export function createSchema (table: Table): TObject {
   return writeSchema(table, 'create')
+}
+
+/**
+ * The POST body as routes take it: one row, or an array of 1 to `maxRows` rows inserted
+ * together (SPEC §7.4). Each element is the one-row schema.
+ */
+export function createBodySchema (table: Table, maxRows: number): TUnion<[TObject, TArray<TObject>]> {
+  const one = createSchema(table)
+  return Type.Union([one, Type.Array(one, { minItems: 1, maxItems: maxRows, title: `${pascalName(table)}InList` })])
 }
 
 /** The PUT body (SPEC §2.6): required columns required; the key optional, compared with the path in code. */

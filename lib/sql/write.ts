@@ -22,6 +22,39 @@ export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>,
   })
 }
 
+/**
+ * POST of an array (SPEC §7.4): rows with the same columns, in one statement whose text
+ * depends on the columns only, never on the number of rows, so one prepared statement serves
+ * every batch of a shape. The rows travel as one JSON array that `jsonb_populate_recordset`
+ * turns into records of the table's own row type, each value read by its column's input
+ * function with its modifier (a varchar(5) refuses a longer value, as an INSERT does) and
+ * nested arrays becoming multi-dimensional ones, which `unnest` of one array per column
+ * could not carry. The function scan yields the rows in array order, so they are inserted and
+ * returned in the order sent.
+ */
+export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>, excludeSecrets: boolean): Statement {
+  if (!sameColumns(rows)) throw new Error('compileInsertRows: rows must give the same columns, at least one')
+  const columns = [...rows[0]!.keys()]
+  const names = columns.map((c) => quoteIdent(c.name))
+  // A JSONB value is already JSON text (its `write`): it goes in as it is, not as a string.
+  const members = columns.map((c) => [JSON.stringify(c.name) + ':', c.type === 'jsonb'] as const)
+  const json = rows.map((row) => '{' + columns.map((c, i) => {
+    const value = row.get(c)
+    const [name, raw] = members[i]!
+    return name + (raw && value !== null ? value as string : JSON.stringify(value))
+  }).join(',') + '}')
+  return Object.freeze({
+    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x RETURNING ${returningList(t, excludeSecrets)}`,
+    values: [`[${json.join(',')}]`]
+  })
+}
+
+/** Whether rows give the same columns, at least one: what `compileInsertRows` takes. */
+export function sameColumns (rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>): boolean {
+  const columns = [...(rows[0]?.keys() ?? [])]
+  return columns.length > 0 && rows.every((row) => row.size === columns.length && columns.every((c) => row.has(c)))
+}
+
 /** PUT and PATCH: the given columns of one row. A statement with nothing to set is refused. */
 export function compileUpdate (t: Table, id: unknown, values: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
   if (values.size === 0) throw new Error('compileUpdate: nothing to set')

@@ -1,6 +1,6 @@
 import { hashPassword } from '../../lib/auth/password.js'
 import { userTable } from '../../lib/table/auth-tables.js'
-import { TABLECRUD_ERR_BODY_INVALID, withBody } from '../../lib/errors.js'
+import { bodyInvalid, type FieldError } from '../../lib/errors.js'
 import { typeOf } from '../../lib/table/column-types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import { toDatabase, writeDefault } from '../../lib/values/write.js'
@@ -24,7 +24,7 @@ export function bodyValues (table: Table): BodyValues {
   const columns = new Map(table.columns.map((c) => [c.name, c]))
   const toRow = (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }): Map<TableColumn, unknown> => {
     const out = new Map<TableColumn, unknown>()
-    const failures: Array<{ field: string, message: string }> = []
+    const failures: FieldError[] = []
     for (const [name, value] of Object.entries(values)) {
       const column = columns.get(name)
       if (column === undefined) continue
@@ -41,9 +41,7 @@ export function bodyValues (table: Table): BodyValues {
         failures.push({ field: name, message: (error as Error).message })
       }
     }
-    if (failures.length > 0) {
-      throw withBody(new TABLECRUD_ERR_BODY_INVALID(failures.map((f) => `${f.field} ${f.message}`).join('; ')), { errors: failures })
-    }
+    if (failures.length > 0) throw bodyInvalid(failures)
     return out
   }
   return {

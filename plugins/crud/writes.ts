@@ -6,13 +6,13 @@ import {
 import { ifMatch, rowETag } from '../../lib/etag.js'
 import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js'
 import { compileSingle } from '../../lib/sql/select.js'
-import { typeOf } from '../../lib/table/column-types.js'
-import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
+import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
 import { idParamsSchema, listQuerySchema } from '../../schemas/query.js'
-import { DeletedCountHeader, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
-import { createSchema, patchSchema, replaceSchema } from '../../schemas/row.js'
+import { DeletedCountHeader, ETagHeader, withHeaders } from '../../schemas/responses.js'
+import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../database.js'
 import { bodyValues, type BodyValues } from './body.js'
+import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
@@ -29,25 +29,7 @@ export function writeRoutes (c: CrudContext): void {
   // Our own Ajv checks bodies; Fastify's would refuse a bad id as a body error, before the validators (SPEC §6.14).
   const validatorCompiler = compilers(c.ajv, null)
 
-  route<{ Body: Row }>(fastify, {
-    method: 'POST',
-    url: '/',
-    schema: { tags, summary: `Create a ${table.name} row`, body: createSchema(table), response: { 201: withHeaders(row, { Location: LocationHeader, ETag: ETagHeader }), ...errors } },
-    validatorCompiler,
-    handler: async (request, reply) => {
-      // A copy: a validator or hook may change the body in place.
-      const checked = { body: { ...request.body }, row: values.toRow(request.body) }
-      await c.validate('postSingle', request)
-      let full = values.fullRow(request.body, undefined)
-      for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
-      if (typeOf(pk).key!.assigned) delete full[pk.name]
-      const result = await c.db.run(compileInsert(table, await values.prepare(full, checked), c.options.excludeSecrets))
-      const created = result.rows[0]!
-      const prefix = fastify.prefix.replace(/\/$/, '')
-      reply.code(201).header('location', `${prefix}/${encodeURIComponent(String(created[pk.name]))}/`).header('etag', rowETag(created))
-      return created
-    }
-  })
+  postRoute(c, values)
 
   route<IdRoute>(fastify, {
     method: 'PUT',

@@ -232,7 +232,10 @@ t.test('request bodies: the create, replace and patch schemas, as components', a
   const doc = documentOf(app)
   const films = doc.paths['/api/admin/films/']
   const one = doc.paths['/api/admin/films/{id}/']
-  t.strictSame(films.post.requestBody, { required: true, content: ref('OaFilmIn') })
+  // POST takes one row or an array of 1 to maxPageSize rows (SPEC §7.4).
+  const $ref = (name: string): Doc => ({ $ref: `#/components/schemas/${name}` })
+  t.strictSame(films.post.requestBody, { required: true, content: { 'application/json': { schema: { anyOf: [$ref('OaFilmIn'), $ref('OaFilmInList')] } } } })
+  t.strictSame(doc.components.schemas.OaFilmInList, { title: 'OaFilmInList', type: 'array', minItems: 1, maxItems: 1000, items: $ref('OaFilmIn') })
   t.strictSame(one.put.requestBody, { required: true, content: ref('OaFilmReplace') })
   t.strictSame(one.patch.requestBody, { required: true, content: ref('OaFilmPatch') })
   // The row schemas, with `extra` written as the vendor extension `x-extra` (issue 10).
@@ -275,13 +278,21 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
     },
     ...ERRORS
   })
+  const $ref = (name: string): Doc => ({ $ref: `#/components/schemas/${name}` })
   t.strictSame(films.post.responses, {
     201: {
-      description: 'Default Response',
-      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/`.' }, ETag },
-      content: ref('OaFilmRow')
+      description: 'Created: the row, with Location and ETag, for an object body; `{"rows": [...]}`, without them, for an array body.',
+      headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/` (not sent for an array body).' }, ETag },
+      content: { 'application/json': { schema: { anyOf: [$ref('OaFilmRow'), $ref('OaFilmCreatedList')] } } }
     },
     ...ERRORS
+  })
+  t.strictSame(doc.components.schemas.OaFilmCreatedList, {
+    title: 'OaFilmCreatedList',
+    description: 'An array body: the created rows, in the order sent.',
+    type: 'object',
+    required: ['rows'],
+    properties: { rows: { type: 'array', items: $ref('OaFilmRow') } }
   })
   t.strictSame(films.delete.responses, {
     204: {
@@ -307,7 +318,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   const schemas = doc.components.schemas
   t.strictSame(Object.keys(schemas).sort(), [
     'CountResponse', 'ErrorResponse', 'IdsResponse', 'OaDirectorList', 'OaDirectorNew', 'OaDirectorRow',
-    'OaFilmIn', 'OaFilmList', 'OaFilmNew', 'OaFilmPatch', 'OaFilmReplace', 'OaFilmRow', 'ReferencesResponse'
+    'OaFilmCreatedList', 'OaFilmIn', 'OaFilmInList', 'OaFilmList', 'OaFilmNew', 'OaFilmPatch', 'OaFilmReplace', 'OaFilmRow', 'ReferencesResponse'
   ])
   t.strictSame(schemas.ErrorResponse, plain(ErrorResponse), 'the SPEC §1 error shape, once')
   t.strictSame(schemas.CountResponse, plain(CountResponse))

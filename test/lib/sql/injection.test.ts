@@ -6,7 +6,7 @@ import { quoteIdent, quoteLiteral } from '../../../lib/sql/identifier.js'
 import { compileCount, compileIds, compileList, compileSingle, shapeRow } from '../../../lib/sql/select.js'
 import type { Statement } from '../../../lib/table/statement.js'
 import {
-  compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate
+  compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileInsertRows, compileMatchingIds, compileUpdate
 } from '../../../lib/sql/write.js'
 import { column, defineTable, type TableColumn } from '../../../lib/table/index.js'
 import { testDatabase } from '../../helpers/db.js'
@@ -219,6 +219,17 @@ t.test('NUL: refused by the parser; the database refuses it as a data error', as
   const mapped = fromDatabaseError(error)
   t.match(mapped, { code: 'TABLECRUD_ERR_DB_DATA', statusCode: 400 })
   t.equal(bodyOf(mapped), undefined)
+  await stillThere(t)
+})
+
+t.test('compileInsertRows: hostile values travel inside one JSON parameter and come back as themselves', async (t) => {
+  const rows = HOSTILE.map((value) => new Map<TableColumn, unknown>([
+    [noteColumn('title'), value], [noteColumn('body'), value], [noteColumn('tags'), [value, 'plain']], [noteColumn('owner'), ownerId]
+  ]))
+  const inserted = await run(compileInsertRows(note, rows, true))
+  t.strictSame(inserted.map(({ title, body, tags, owner }) => ({ title, body, tags, owner })),
+    HOSTILE.map((value) => ({ title: value, body: value, tags: [value, 'plain'], owner: ownerId })), 'in the order given')
+  await db.pool.query('DELETE FROM inj_note WHERE id = ANY($1)', [inserted.map((r) => r.id)])
   await stillThere(t)
 })
 

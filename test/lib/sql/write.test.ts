@@ -2,7 +2,7 @@ import t from 'tap'
 import { parseFilterQuery, queryContext, type Filter, type RawQuery } from '../../../lib/query/parse.js'
 import type { Statement } from '../../../lib/table/statement.js'
 import {
-  compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileMatchingIds, compileUpdate
+  compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileInsert, compileInsertRows, compileMatchingIds, compileUpdate
 } from '../../../lib/sql/write.js'
 import { column, defineTable, type TableColumn } from '../../../lib/table/index.js'
 
@@ -64,6 +64,29 @@ t.test('compileInsert', async (t) => {
     t.strictSame(plain(statement), { text, values }, name)
     t.ok(Object.isFrozen(statement), `${name}: frozen`)
   }
+})
+
+t.test('compileInsertRows: one text per column set, whatever the number of rows; the rows as one JSON parameter', async (t) => {
+  const notes = defineTable('note', { body: column.text(), data: column.jsonb({ null: true }), grid: column.array(column.array(column.integer())) })
+  const n = (name: string): TableColumn => notes.columnMap.get(name)!
+  const row = (body: unknown, data: unknown, grid: unknown): Map<TableColumn, unknown> => new Map([[n('body'), body], [n('data'), data], [n('grid'), grid]])
+  const text = 'INSERT INTO "note" ("body", "data", "grid") SELECT x."body", x."data", x."grid" FROM jsonb_populate_recordset(NULL::"note", $1::jsonb) AS x RETURNING "id", "body", "data", "grid"'
+  const two = compileInsertRows(notes, [row('a "quoted"\n', '{"k":[1,"two"]}', [[1, 2]]), row(null, null, [])], true)
+  t.strictSame(plain(two), {
+    text,
+    values: ['[{"body":"a \\"quoted\\"\\n","data":{"k":[1,"two"]},"grid":[[1,2]]},{"body":null,"data":null,"grid":[]}]']
+  }, 'a JSONB value is embedded as the JSON it is; any other value as a JSON value; null as null')
+  t.ok(Object.isFrozen(two))
+  t.equal(compileInsertRows(notes, [row('x', '"s"', [])], true).text, text, 'one row: the same text')
+  t.strictSame(JSON.parse(compileInsertRows(notes, [row('x', '"s"', [])], true).values[0] as string), [{ body: 'x', data: 's', grid: [] }], 'a JSONB string stays a string')
+  t.equal(compileInsertRows(album, [new Map([[col('code'), 's']])], false).text,
+    `INSERT INTO "album" ("code") SELECT x."code" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x RETURNING ${RETURNING_ALL}`)
+
+  const refused = { message: 'compileInsertRows: rows must give the same columns, at least one' }
+  t.throws(() => compileInsertRows(notes, [], true), refused, 'no rows')
+  t.throws(() => compileInsertRows(notes, [new Map()], true), refused, 'no columns')
+  t.throws(() => compileInsertRows(notes, [row('a', null, []), new Map([[n('body'), 'b']])], true), refused, 'fewer columns')
+  t.throws(() => compileInsertRows(notes, [new Map([[n('body'), 'b']]), new Map([[n('data'), null]])], true), refused, 'other columns')
 })
 
 t.test('compileUpdate', async (t) => {

@@ -233,7 +233,8 @@ t.test('a body that is not JSON is a 400; another media type a 415; nothing writ
     t.equal(res.statusCode, 400, payload)
     t.strictSame(json(res), errorOf(400, 'TABLECRUD_ERR_BODY_NOT_JSON', 'Bad Request', 'The body is not valid JSON.'))
   }
-  for (const payload of ['[{"name": "A"}]', '"A"', 'null', '42']) {
+  // An array is a bulk insert (SPEC §7.4, bulk.test.ts); any other JSON value is not a body.
+  for (const payload of ['"A"', 'null', '42', 'true']) {
     const res = await app.inject({ method: 'POST', url: '/movies/', payload, headers: { 'content-type': 'application/json' } })
     t.equal(res.statusCode, 400, payload)
     t.strictSame(json(res), invalid([['(body)', 'must be object']]), payload)
