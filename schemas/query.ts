@@ -35,6 +35,7 @@ function filterProperties (table: Table, column: TableColumn): TProperties {
     // Arrays take every repeat; other columns with in/not_in only (SPEC §7.6).
     properties[column.name] = Type.Optional(column.type === 'array' || operators.includes('in')
       ? Type.Union([Type.String(), Type.Array(Type.String())], { description })
+      /* c8 ignore next: unreached, every column type with `e` has `in` or is an array (lib/table/column-types.ts) */
       : Type.String({ description }))
   }
   const lists = operators.includes('in') ? ` in and not_in take the ${column.name} parameter repeated, one value each.` : ''

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
+import { unmeasured } from '../helpers/child.js'
 import { testDatabase } from '../helpers/db.js'
 
 /*
@@ -13,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 async function cli (args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/cli.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: db.connectionString, ...env }
+    env: unmeasured({ ...process.env, DATABASE_URL: db.connectionString, ...env })
   })
   let stdout = ''
   let stderr = ''

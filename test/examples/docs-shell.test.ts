@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createToken, createUser } from '../../lib/auth/users.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
+import { unmeasured } from '../helpers/child.js'
 import { DATABASE_URL, testDatabase } from '../helpers/db.js'
 
 /*
@@ -60,7 +61,7 @@ async function runExample (t: Test, source: string, env: Record<string, string |
   code = replaceOnce(t, code, 'await app.listen({ port: 3000 })',
     "await app.listen({ port: 0, host: '127.0.0.1' }); console.log('LISTENING ' + String((app.server.address() as { port: number }).port))")
   writeFileSync(join(dir, 'example.ts'), code)
-  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'example.ts')], { cwd: ROOT, env: { ...process.env, ...env } })
+  const child = spawn(process.execPath, ['--import', 'tsx', join(dir, 'example.ts')], { cwd: ROOT, env: unmeasured({ ...process.env, ...env }) })
   t.teardown(() => { child.kill() })
   let output = ''
   child.stderr.on('data', (chunk) => { output += chunk })

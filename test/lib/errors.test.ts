@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFile } from 'node:fs/promises'
 import * as errors from '../../lib/errors.js'
-import { bodyOf, DYNAMIC_CODES, fromDatabaseError, httpCode, HttpError, REFUSED_CODE, withBody } from '../../lib/errors.js'
+import { bodyOf, DYNAMIC_CODES, fromDatabaseError, httpCode, HttpError, isStalePlan, REFUSED_CODE, withBody } from '../../lib/errors.js'
 
 /** An error shaped as pg's DatabaseError (or a socket error) is shaped. */
 const pgError = (message: string, fields: Record<string, string>): Error => Object.assign(new Error(message), fields)
@@ -105,6 +105,7 @@ t.test('fromDatabaseError leaves other errors alone', async (t) => {
     ['0A000 another unsupported feature', pgError('cannot alter type of a column used by a view or rule', { code: '0A000' })],
     ['a plain error', new Error('boom')],
     ['an error with another code', pgError('x', { code: 'ERR_SOMETHING' })],
+    ['an object with neither code nor message', {}],
     ['a coded error of ours', new HttpError(403, 'Superusers only')],
     ['a string', 'Connection terminated unexpectedly'],
     ['null', null],
@@ -112,6 +113,19 @@ t.test('fromDatabaseError leaves other errors alone', async (t) => {
     ['a number', 23505]
   ]
   for (const [what, error] of cases) t.equal(fromDatabaseError(error), undefined, what)
+})
+
+t.test('isStalePlan: SQLSTATE 0A000 with the stale-plan message only', async (t) => {
+  t.equal(isStalePlan(pgError('cached plan must not change result type', { code: '0A000' })), true)
+  const cases: Array<[string, unknown]> = [
+    ['another 0A000', pgError('cannot alter type of a column used by a view or rule', { code: '0A000' })],
+    ['the message under another code', pgError('cached plan must not change result type', { code: 'XX000' })],
+    ['a code without a message', { code: '0A000' }],
+    ['a string', 'cached plan must not change result type'],
+    ['null', null],
+    ['undefined', undefined]
+  ]
+  for (const [what, error] of cases) t.equal(isStalePlan(error), false, what)
 })
 
 t.test('withBody attaches members that JSON.stringify of the error does not show', async (t) => {

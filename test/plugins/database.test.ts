@@ -185,3 +185,26 @@ t.test('answeredByDatabase: only errors the server answered without ending the s
   ]
   for (const [what, error, expected] of cases) t.equal(answeredByDatabase(error), expected, what)
 })
+
+t.test('cursor: batches on a connection of its own, released once however often it is closed', async (t) => {
+  const { app, helper } = await helperApp(t)
+  const cursor = await helper.cursor<{ n: number }>({ text: 'SELECT n FROM generate_series(1, 5) AS n', values: [] })
+  t.equal(app.pg.pool.idleCount, 0, 'the connection is held')
+  t.strictSame(await cursor.read(3), [{ n: 1 }, { n: 2 }, { n: 3 }])
+  t.strictSame(await cursor.read(3), [{ n: 4 }, { n: 5 }])
+  t.strictSame(await cursor.read(3), [])
+  await cursor.close()
+  // pg-pool throws on a second release of one client.
+  await cursor.close()
+  t.equal(app.pg.pool.idleCount, 1, 'released')
+  t.equal(app.pg.pool.totalCount, 1, 'and kept')
+})
+
+t.test('cursor: a connection that fails under it is dropped on close', { skip: db.embedded ? 'the embedded server is one session: it cannot terminate itself and serve on' : false }, async (t) => {
+  const { app, helper } = await helperApp(t)
+  const cursor = await helper.cursor({ text: 'SELECT pg_terminate_backend(pg_backend_pid()) FROM generate_series(1, 2)', values: [] })
+  await t.rejects(cursor.read(1), { code: '57P01' })
+  await cursor.close()
+  t.equal(app.pg.pool.totalCount, 0, 'the pool dropped it')
+  t.equal((await helper.run<{ one: number }>({ text: 'SELECT 1 AS one', values: [] })).rows[0]!.one, 1, 'a fresh connection serves')
+})

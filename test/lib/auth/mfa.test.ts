@@ -117,6 +117,25 @@ t.test('two confirmations racing with one code: one enables, the other finds not
   t.ok(results.every((r) => r === 'enabled' || r === 'none' || r === 'enrolled'), results.join())
 })
 
+t.test('the race lost for certain: another confirmation lands between the read and the write, so none', async (t) => {
+  const user = await newUser()
+  const { secret } = (await provider.register(user, ctx))!
+  const code = await freshCode(secret)
+  let raced = 0
+  const racing = {
+    query: async (text: string, values?: unknown[]) => {
+      if (text.startsWith('UPDATE') && text.includes('"confirmed_at" IS NULL')) {
+        raced++
+        await db.pool.query('UPDATE auth_mfa_secret SET confirmed_at = now() WHERE "user" = $1', [user.id])
+      }
+      return await db.pool.query(text, values)
+    }
+  }
+  t.equal(await provider.confirm(user.id, code, { db: racing }), 'none', 'nothing pending was left to confirm')
+  t.equal(raced, 1, 'the confirming write ran once, after the other confirmation')
+  t.equal(await provider.status(user.id, ctx), 'enrolled', "the other confirmation's enrollment stands")
+})
+
 t.test('a window of 1 takes the previous step, but never one at or before the last used', async (t) => {
   const lenient = authenticatorProvider({ encryptionKey: key, validWindow: 1 })
   const user = await newUser()

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { parseIdsQuery, parseListQuery, parseSingleQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import {
-  compileCount, compileIds, compileList, compileSingle, readableSql, returningList, shapeRow, TOTAL, whereClause
+  compileCount, compileIds, compileKeyset, compileList, compileSingle, readableSql, returningList, shapeRow, TOTAL, whereClause
 } from '../../../lib/sql/select.js'
 import type { SelectStatement, Shape, Statement } from '../../../lib/table/statement.js'
 import { statementName } from '../../../lib/sql/statements.js'
@@ -519,4 +519,21 @@ t.test('statementName: one name per distinct text, up to a cap', async (t) => {
   t.equal(statementName('SELECT never seen before'), undefined)
   t.ok(names.has(undefined), 'the cap was reached')
   t.equal([...names].filter((n) => n !== undefined).length, 1000 - 4, 'a thousand names in all, four of them given above')
+})
+
+t.test('compileKeyset: past NULLs in every ascending key nothing sorts after, so FALSE and no parameter', async (t) => {
+  // Unreachable through a cursor (the last key is the primary key, never NULL); the compiler
+  // still answers no rows rather than leave a parameter PostgreSQL cannot type.
+  const note = defineTable('note', { body: column.text({ null: true }) })
+  const noteCtx = queryContext(note, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
+  const keyset = (query: Record<string, string>, after: Array<string | null>): { text: string, values: unknown[] } =>
+    plain(compileKeyset(noteCtx, parseListQuery(noteCtx, raw(query)), after, 11))
+  const head = 'SELECT t0."id" AS "id", t0."body" AS "body", t0."body"::text AS __k0, t0."id"::text AS __k1 FROM "note" AS t0'
+  const order = ' ORDER BY t0."body" ASC, t0."id" ASC'
+  t.strictSame(keyset({ __order: 'body' }, [null, null]), { text: `${head} WHERE (FALSE)${order} LIMIT $1`, values: [11] })
+  t.strictSame(keyset({ __order: 'body', body: 'x' }, [null, null]), { text: `${head} WHERE t0."body" ILIKE $1 AND (FALSE)${order} LIMIT $2`, values: ['%x%', 11] })
+  t.strictSame(keyset({ __order: 'body' }, [null, '3']), {
+    text: `${head} WHERE ((t0."body" IS NULL AND (t0."id" > $1 OR t0."id" IS NULL)))${order} LIMIT $2`,
+    values: ['3', 11]
+  }, 'a key after the NULL: its branch')
 })
