@@ -13,8 +13,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
 import { stringField } from './credentials.js'
-import { formContext, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
-import { refuseMethod } from './login-routes.js'
+import { formContext, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { databaseOf, tableOption, templateOption } from './options.js'
 
 /**
@@ -132,39 +131,19 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
     return enrollment === null ? state(ENROLLED) : { enrollment }
   }
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { summary: 'The MFA set-up page', tags: ['mfa'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => {
       if (userOf(request) === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
       return sendPage(reply, 200, await page(request))
     }
-  })
-  fastify.route({
-    method: 'GET',
-    url: `/${QR_PATH}`,
-    schema: { summary: "The QR code of the user's pending secret", tags: ['mfa'], response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } } },
-    handler: async (request, reply) => {
-      const user = userOf(request)
-      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
-      const pending = await provider.pending(user, context)
-      if (pending === null) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url))
-      return reply.type('image/png').send(await qrCodePng(pending.otpauth_url))
-    }
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
-    config: { tablecrudLogin: true },
+  }, {
     schema: {
       summary: 'Set up, confirm or revoke MFA with an authenticator app',
       tags: ['mfa'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: MFA_BODY,
       response: { 200: { oneOf: [ENROLLMENT, MESSAGE] } }
     },
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const user = userOf(request)
       if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
@@ -180,6 +159,16 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       return 'enrollment' in outcome ? outcome.enrollment : outcome
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
+  fastify.route({
+    method: 'GET',
+    url: `/${QR_PATH}`,
+    schema: { summary: "The QR code of the user's pending secret", tags: ['mfa'], response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } } },
+    handler: async (request, reply) => {
+      const user = userOf(request)
+      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
+      const pending = await provider.pending(user, context)
+      if (pending === null) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url))
+      return reply.type('image/png').send(await qrCodePng(pending.otpauth_url))
+    }
+  })
 }

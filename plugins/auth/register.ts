@@ -7,8 +7,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
-import { formContext, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
-import { refuseMethod } from './login-routes.js'
+import { formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
 
@@ -108,26 +107,16 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
     captchaField: options.captcha?.field ?? null
   })
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
-    config: { tablecrudLogin: true },
+  }, {
     schema: {
       summary: 'Sign up: creates a user (no session)',
       tags: ['accounts'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: REGISTER_BODY,
       response: { 201: CREATED, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
     },
-    // The schema documents the body; the handler reads it, because the SPEC orders the checks
-    // (CAPTCHA first) and words each refusal.
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))
       if (readOnly) {
@@ -147,6 +136,4 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
       return reply.code(201).send(created)
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

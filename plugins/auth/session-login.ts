@@ -9,9 +9,8 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { formContext, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import type {} from '../web/types.js'
-import { refuseMethod } from './login-routes.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
 } from './options.js'
@@ -159,27 +158,16 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
     return await refusal(hooks.loginSuccess, username, user.id!) ?? { id: user.id! }
   }
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
+  }, {
     schema: {
       summary: 'Log in with a username and password; starts a session (cookie)',
       tags: ['sessions'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: LOGIN_BODY,
       response: { 200: MESSAGE, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
     },
-    // The rateLimit plugin's login limit applies (SPEC §5.7).
-    config: { tablecrudLogin: true },
-    // The schema documents the body; the handler reads it, because a missing field is a 422
-    // with the SPEC's message and a repeated form field must not pass as one of its values.
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)
       if (result instanceof Error) return refuseForm(request, reply, result, (message) => page(request, message))
@@ -192,6 +180,4 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
       return { message: 'logged in' }
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }
