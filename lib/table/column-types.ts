@@ -199,6 +199,26 @@ const TODAY = "((now() AT TIME ZONE 'utc')::date)"
 const CLOCK = "((now() AT TIME ZONE 'utc')::time)"
 const INT16 = { minimum: -32768, maximum: 32767 } as const
 
+/**
+ * The parts of a type whose values are strings that `parse` checks and makes canonical: a filter
+ * value, a body value (refused as "must be <form>") and a declared default (a quoted literal).
+ */
+function canonical (parse: (value: unknown) => string | undefined, form: string): Pick<ColumnTypeDescriptor, 'parse' | 'form' | 'write' | 'literal'> {
+  return {
+    parse: (_column, text) => parse(text),
+    form: words(form),
+    write: (_column, value) => {
+      const text = parse(value)
+      if (text === undefined) throw new ValueError(`must be ${form}`)
+      return text
+    },
+    literal: (_column, value) => {
+      const text = parse(value)
+      return text === undefined ? undefined : quoteLiteral(text)
+    }
+  }
+}
+
 /** What sets one clock type (a date, a time, a timestamp) apart from the others. */
 interface Clock {
   readonly sql: string
@@ -219,29 +239,20 @@ interface Clock {
 
 /** The descriptor of a clock type: ordered, a value `now` wherever a default is declared. */
 function clock ({ sql, parse, expected, form, schemaIn, sqlNow, now, wire, read }: Clock): ColumnTypeDescriptor {
+  const values = canonical(parse, form)
   return {
     sql: fixed(sql),
     check: noCheck,
     key: null,
-    parse: (_column, text) => parse(text),
+    ...values,
     expected: words(expected),
-    form: words(form),
-    write: (_column, value) => {
-      const text = parse(value)
-      if (text === undefined) throw new ValueError(`must be ${form}`)
-      return text
-    },
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String(schemaIn),
     operators: ordered,
     matches: false,
     orders: true,
     sqlBlank: sqlNow,
     blank: now,
-    literal: (_column, value) => {
-      if (value === 'now') return sqlNow
-      const text = parse(value)
-      return text === undefined ? undefined : quoteLiteral(text)
-    },
+    literal: (column, value) => value === 'now' ? sqlNow : values.literal(column, value),
     wire: (_column, value) => value === 'now' ? now() : wire(value),
     now,
     widget: null,
@@ -509,21 +520,14 @@ export const COLUMN_TYPES = {
       // A client may name the key; left out, the database makes a random one.
       sqlDefault: 'gen_random_uuid()'
     },
-    parse: (_column, text) => parseUuid(text),
+    ...canonical(parseUuid, 'a UUID'),
     expected: words('UUID'),
-    form: words('a UUID'),
-    write: (_column, value) => {
-      const uuid = parseUuid(value)
-      if (uuid === undefined) throw new ValueError('must be a UUID')
-      return uuid
-    },
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ format: 'uuid' }),
     operators: unordered,
     matches: false,
     orders: false,
     sqlBlank: null,
     blank: () => null,
-    literal: (_column, value) => { const uuid = parseUuid(value); return uuid === undefined ? undefined : quoteLiteral(uuid) },
     wire: (_column, value) => parseUuid(value) ?? value,
     now: null,
     widget: null,
@@ -571,21 +575,14 @@ export const COLUMN_TYPES = {
     sql: fixed('interval'),
     check: noCheck,
     key: null,
-    parse: (_column, text) => parseInterval(text),
+    ...canonical(parseInterval, 'an ISO 8601 duration such as P1DT2H'),
     expected: words('ISO 8601 duration (P1DT2H)'),
-    form: words('an ISO 8601 duration such as P1DT2H'),
-    write: (_column, value) => {
-      const text = parseInterval(value)
-      if (text === undefined) throw new ValueError('must be an ISO 8601 duration such as P1DT2H')
-      return text
-    },
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ description: 'ISO 8601 duration, such as P1DT2H' }),
     operators: ordered,
     matches: false,
     orders: true,
     sqlBlank: "'PT0S'",
     blank: () => 'PT0S',
-    literal: (_column, value) => { const text = parseInterval(value); return text === undefined ? undefined : quoteLiteral(text) },
     wire: same,
     now: null,
     widget: null,
