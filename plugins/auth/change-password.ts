@@ -5,7 +5,7 @@ import { changeUserPassword, checkPasswordChange } from '../../lib/auth/accounts
 import { changePasswordPage, type ChangePasswordPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption
 } from './options.js'
@@ -35,8 +35,6 @@ export interface ChangePasswordOptions extends PoolOptions {
 }
 
 const NAME = 'changePassword'
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
 const CHANGE_BODY = {
   type: 'object',
   properties: {

@@ -13,6 +13,11 @@ import { refuseMethod } from './login-routes.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
+/** The OpenAPI response of a page. */
+export const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
+/** A JSON answer that only says what happened. */
+export const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
+
 /**
  * @fastify/cookie in this context unless it (or an integrator's registration above it) is
  * there already: registering it twice would decorate twice and fail.

@@ -13,7 +13,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
 import { stringField } from './credentials.js'
-import { formContext, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { databaseOf, tableOption, templateOption } from './options.js'
 
 /**
@@ -30,8 +30,6 @@ export interface MfaSetupOptions extends PoolOptions {
 }
 
 const NAME = 'mfaSetup'
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
 const ENROLLMENT = {
   type: 'object',
   properties: {

@@ -9,7 +9,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import type {} from '../web/types.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
@@ -99,9 +99,6 @@ const LOGIN_BODY = {
   },
   required: ['username', 'password']
 } as const
-
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
 
 /**
  * Session login (SPEC §5.1): GET at the prefix is the login page; POST `{ username, password }`
