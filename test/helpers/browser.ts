@@ -1,8 +1,11 @@
 import { existsSync } from 'node:fs'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 
-/** Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). */
-export const CHROMIUM = '/usr/bin/chromium'
+/**
+ * Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). CHROMIUM_PATH
+ * moves it (or, pointed nowhere, shows the skip).
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Why the browser tests cannot run here, or null when they can. */
 export function browserMissing (): string | null {
@@ -32,10 +35,10 @@ export interface WatchedPage {
  * `securitypolicyviolation` event, from a listener installed before any script of the page and
  * outside its policy, and Chromium's console report), every script error and every request.
  * With `csp`, every response reaches the page under that `Content-Security-Policy` header (as the
- * csp plugin would add it), redirects passed on as they are.
+ * csp plugin would add it), redirects passed on as they are; with `viewport`, a page that size.
  */
-export async function watchedPage (browser: Browser, { csp }: { csp?: string } = {}): Promise<WatchedPage> {
-  const context = await browser.newContext()
+export async function watchedPage (browser: Browser, { csp, viewport }: { csp?: string, viewport?: { width: number, height: number } } = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport })
   const page = await context.newPage()
   page.setDefaultTimeout(20000)
   const violations: string[] = []
