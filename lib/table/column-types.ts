@@ -176,6 +176,21 @@ const integer = {
   schema: () => Type.Integer(INT32)
 }
 
+/** What the types whose values are JSON numbers share (but serial): ordered, 0 when blank. */
+const number = {
+  write: same,
+  operators: ordered,
+  matches: false,
+  orders: true,
+  sqlBlank: '0',
+  blank: () => 0,
+  literal: numberLiteral,
+  wire: same,
+  now: null,
+  widget: null,
+  read: null
+} as const
+
 const text = {
   check: noCheck,
   parse: parseText,
@@ -287,6 +302,7 @@ export const COLUMN_TYPES = {
   },
   integer: {
     ...integer,
+    ...number,
     sql: fixed('integer'),
     check: noCheck,
     key: {
@@ -295,20 +311,10 @@ export const COLUMN_TYPES = {
       referencedAs: fixed('integer'),
       assigned: false,
       sqlDefault: null
-    },
-    write: same,
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    }
   },
   real: {
+    ...number,
     sql: fixed('real'),
     check: noCheck,
     key: null,
@@ -319,17 +325,7 @@ export const COLUMN_TYPES = {
       if (typeof value === 'number') refuse(realProblem(value))
       return value
     },
-    schema: () => Type.Number(),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Number()
   },
   numeric: {
     sql: (column) => `numeric(${column.digits![0]}, ${column.digits![1]})`,
@@ -430,6 +426,7 @@ export const COLUMN_TYPES = {
     read: { oid: 1114, arrayOid: 1115, parse: formatTimestamp }
   }),
   smallInt: {
+    ...number,
     sql: fixed('smallint'),
     check: noCheck,
     key: {
@@ -442,18 +439,7 @@ export const COLUMN_TYPES = {
     parse: (_column, text) => parseSmallInt(text),
     expected: words('16-bit integer'),
     form: words('an integer'),
-    write: same,
-    schema: () => Type.Integer(INT16),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Integer(INT16)
   },
   bigInt: {
     sql: fixed('bigint'),
@@ -490,24 +476,14 @@ export const COLUMN_TYPES = {
     read: null
   },
   doublePrecision: {
+    ...number,
     sql: fixed('double precision'),
     check: noCheck,
     key: null,
     parse: (_column, text) => parseReal(text),
     expected: words('number'),
     form: words('a number'),
-    write: same,
-    schema: () => Type.Number(),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Number()
   },
   uuid: {
     sql: fixed('uuid'),
