@@ -14,10 +14,14 @@ export const WRITE_METHODS: readonly HTTPMethods[] = ['POST', 'PUT', 'PATCH', 'D
 export type Route<RG extends RouteGenericInterface> =
   RouteOptions<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, RG>
 
-/** The route, with and without its trailing slash (SPEC §2: no redirect). */
+/**
+ * The route, with and without its trailing slash (SPEC §2: no redirect). OpenAPI lists the
+ * path once, with its slash: the alias is hidden, so its operationId is not listed twice, with
+ * @fastify/swagger registered directly too.
+ */
 export function route<RG extends RouteGenericInterface> (fastify: FastifyInstance, options: Route<RG>): void {
   fastify.route<RG>(options)
-  if (options.url !== '/') fastify.route<RG>({ ...options, url: options.url.replace(/\/$/, '') })
+  if (options.url !== '/') fastify.route<RG>({ ...options, url: options.url.replace(/\/$/, ''), schema: { ...options.schema, hide: true } })
 }
 
 /**
