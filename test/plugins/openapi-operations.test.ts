@@ -28,6 +28,7 @@ type Doc = Record<string, any>
 const author = defineTable('op_author', { name: column.varchar({ length: 50 }) })
 const code = defineTable('op_code', { code: column.varchar({ length: 1, primaryKey: true }), label: column.text() })
 const guid = defineTable('op_guid', { key: column.uuid({ primaryKey: true }), label: column.text() })
+const note = defineTable('op_note', { slug: column.text({ primaryKey: true }) })
 
 async function documentOf (t: Test, setup: (app: FastifyInstance) => Promise<void>): Promise<Doc> {
   const app = Fastify()
@@ -117,6 +118,7 @@ t.test('an error response per status a route can answer: If-Match required, vali
       await api.register(jwtAuth, { secret: 'openapi-operations-secret', allowUnauthenticated: true })
       await api.register(tableCrud, { table: guid, prefix: '/guids' })
     })
+    await app.register(tableCrud, { table: note, prefix: '/notes' })
   })
   const op = (method: string, path: string): Doc => doc.paths[path][method]
   t.strictSame(statusesOf(op('get', '/authors/')), [400, 403, 503], 'a validator of getAll: 403')
@@ -128,6 +130,8 @@ t.test('an error response per status a route can answer: If-Match required, vali
   t.strictSame(statusesOf(op('get', '/guids/new/')), [503], 'allowUnauthenticated: no 401, the user still looked up')
   t.strictSame(op('get', '/codes/{id}/').parameters.find((p: Doc) => p.in === 'path').example, 'W', 'a text key: a code as long as the key')
   t.strictSame(op('get', '/guids/{id}/').parameters.find((p: Doc) => p.in === 'path').example, '3fa85f64-5717-4562-b3fc-2c963f66afa6', 'a UUID key: a UUID')
+  t.strictSame(op('get', '/notes/{id}/').parameters.find((p: Doc) => p.in === 'path').example, 'WB', 'a text key of any length: a short code')
+  t.strictSame(op('get', '/authors/{id}/').parameters.find((p: Doc) => p.in === 'path').example, 1, 'a serial key: 1')
   t.equal(op('get', '/authors/{id}/').summary, 'Get an op_author row')
 })
 
