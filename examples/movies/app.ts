@@ -127,7 +127,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
     })
     await site.register(async (me) => {
       await me.register(sessionAuth, { increaseExpiry: '30m' })
-      me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'] } }, async (request, reply) => {
+      me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
         const user = request.user!
         const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
 <p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { BEARER_SCHEME_NAME, recordBearerAuth, securedSwaggerTransform } from '../../lib/auth/security.js'
 import { errorHandler, sendError } from '../errors.js'
+import { documentResponses } from '../route-responses.js'
 import { errorResponse, ServiceUnavailableResponse, withHeaders } from '../../schemas/responses.js'
 import type {} from './types.js'
 
@@ -16,7 +17,7 @@ export interface Refusals {
 }
 
 /** The error responses the auth plugin adds to each route it protects, for OpenAPI. */
-function refusalResponses (scheme: string, refusals: Refusals): Record<number, unknown> {
+function refusalResponses (scheme: string, refusals: Refusals): Record<string, Record<string, unknown>> {
   const unauthenticated = errorResponse('Credentials missing, malformed, expired or revoked.')
   return {
     ...(refusals.unauthenticated
@@ -41,7 +42,7 @@ export function protectContext (
   fastify: FastifyInstance, isExcluded: (url: string) => boolean = () => false, scheme = BEARER_SCHEME_NAME,
   refusals: Refusals = { unauthenticated: true, forbidden: false }
 ): void {
-  const responses = refusalResponses(scheme, refusals)
+  documentResponses(fastify, refusalResponses(scheme, refusals), (route) => !isExcluded(route.url) && route.schema?.security === undefined)
   // A nested context (or the integrator) may have declared them already.
   if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null)
   if (!fastify.hasRequestDecorator('jwtError')) fastify.decorateRequest('jwtError', null)
@@ -49,8 +50,7 @@ export function protectContext (
   fastify.addHook('onRoute', (route) => {
     if (isExcluded(route.url) || route.schema?.security !== undefined) return
     // Copies: a schema or config object may be shared with routes outside this context.
-    const response = route.schema?.response as Record<string, unknown> | undefined
-    route.schema = { ...route.schema, security: [{ [scheme]: [] }], ...(response === undefined ? {} : { response: { ...responses, ...response } }) }
+    route.schema = { ...route.schema, security: [{ [scheme]: [] }] }
     const config = (route.config ?? {}) as Record<string, unknown>
     route.config = { ...config, swaggerTransform: securedSwaggerTransform(fastify.server, config.swaggerTransform) } as typeof route.config
   })

@@ -6,6 +6,8 @@ import { column, defineTable } from '../../lib/table/index.js'
 import { createTables } from '../../lib/db/index.js'
 import { openApi } from '../../plugins/openapi.js'
 import { pathName } from '../../plugins/operation-ids.js'
+import { documentResponses } from '../../plugins/route-responses.js'
+import { errorResponse } from '../../schemas/responses.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
 import { jwtAuth } from '../../plugins/auth/jwt-auth.js'
 import { jwtLogin } from '../../plugins/auth/jwt-login.js'
@@ -165,6 +167,27 @@ t.test('auth routes: their operationIds, and the errors of options that add some
   t.strictSame(statusesOf(doc.paths['/change-password/'].get), [503], 'the page: the session is looked up, nothing refused')
 })
 
+t.test('a plugin documents its refusals on the routes it guards; a route keeps what it says of a status', async (t) => {
+  const doc = await documentOf(t, async (app) => {
+    await app.register(async (guarded) => {
+      documentResponses(guarded, { 418: errorResponse('Refused by the plugin.'), 429: errorResponse('Too many.') }, (route) => route.url !== '/skipped')
+      const ok = { type: 'object', properties: {} }
+      guarded.get('/plain', { schema: { response: { 200: ok } } }, async () => ({}))
+      guarded.get('/own', { schema: { response: { 200: ok, 418: { ...ok, description: 'Its own, kept.' }, 429: errorResponse('Too many.') } } }, async () => ({}))
+      guarded.get('/joined', { schema: { response: { 200: ok, 418: errorResponse('Refused by the route.') } } }, async () => ({}))
+      guarded.get('/skipped', { schema: { response: { 200: ok } } }, async () => ({}))
+      guarded.get('/undocumented', async () => ({}))
+    })
+  })
+  const described = (path: string): Record<string, string> =>
+    Object.fromEntries(Object.entries(doc.paths[path].get.responses as Doc).map(([status, r]) => [status, r.description]))
+  t.strictSame(described('/plain'), { 200: 'Default Response', 418: 'Refused by the plugin.', 429: 'Too many.' })
+  t.strictSame(described('/own'), { 200: 'Default Response', 418: 'Its own, kept.', 429: 'Too many.' })
+  t.strictSame(described('/joined'), { 200: 'Default Response', 418: 'Refused by the route. Or: Refused by the plugin.', 429: 'Too many.' })
+  t.strictSame(described('/skipped'), { 200: 'Default Response' }, 'a route the plugin does not guard')
+  t.strictSame(described('/undocumented'), { 200: 'Default Response' }, 'a route without responses: left as it is')
+})
+
 /** What each TableCRUD operation of the demo can answer besides auth (SPEC §1, §7.3). */
 const CRUD_ERRORS: Record<string, number[]> = {
   list: [400, 503],
@@ -183,23 +206,25 @@ const CRUD_ERRORS: Record<string, number[]> = {
   mediaUrl: [400]
 }
 
-/** The demo's other routes: the logins, the session side (CSRF is its own plugin's). */
+/**
+ * The demo's other routes: the logins, and the site under csrf (403 on its POSTs); behind
+ * sessionAuth, 401 without a session, 403 for an inactive user and 503.
+ */
 const OTHER_ERRORS: Record<string, number[]> = {
   jwtLogin: [400, 401, 413, 415, 503],
   tokenLogin: [400, 401, 413, 415, 503],
   'sessionLogin.page': [],
-  sessionLogin: [400, 401, 413, 415, 422, 503],
+  sessionLogin: [400, 401, 403, 413, 415, 422, 503],
   'sessionLogout.page': [],
-  sessionLogout: [400, 401, 413, 415, 503],
+  sessionLogout: [400, 401, 403, 413, 415, 503],
   'register.page': [],
-  register: [400, 413, 415, 422, 503],
-  // Behind sessionAuth: 401 without a session, 403 for an inactive user, 503.
+  register: [400, 403, 413, 415, 422, 503],
   'changePassword.page': [401, 403, 503],
   changePassword: [400, 401, 403, 413, 415, 422, 503],
   'mfaSetup.page': [401, 403, 503],
   mfaSetup: [400, 401, 403, 409, 413, 415, 422, 503],
   'mfaSetup.qrCode': [401, 403, 404, 503],
-  me: []
+  me: [401, 403, 503]
 }
 
 t.test('the demo: every operation has a unique operationId and lists exactly the errors it can answer', async (t) => {
@@ -223,12 +248,13 @@ t.test('the demo: every operation has a unique operationId and lists exactly the
     const crud = /^(?:(admin|token)\.)?(movie|director|studio|role)\.(\w+)$/.exec(id)
     let expected: number[]
     if (crud === null) {
-      expected = OTHER_ERRORS[id]!
+      expected = [...OTHER_ERRORS[id]!, 429].sort((a, b) => a - b)
     } else {
       const [, mount, , name] = crud
       // Deletes on /api/admin are for superusers only (a validator: 400, 403).
       const guarded = mount === 'admin' && (name === 'delete' || name === 'bulkDelete') ? [400, 403] : []
-      expected = [...new Set([...CRUD_ERRORS[name!]!, ...(mount === undefined ? [] : [401, 503]), ...guarded])].sort((a, b) => a - b)
+      // rateLimit guards the whole demo: 429 everywhere.
+      expected = [...new Set([...CRUD_ERRORS[name!]!, ...(mount === undefined ? [] : [401, 503]), ...guarded, 429])].sort((a, b) => a - b)
     }
     t.strictSame(statusesOf(op), expected, `${method} ${path} (${id})`)
     for (const status of statusesOf(op)) {
@@ -237,6 +263,11 @@ t.test('the demo: every operation has a unique operationId and lists exactly the
     }
     t.notOk('4XX' in op.responses || '5XX' in op.responses || 'default' in op.responses, `${method} ${path}: no blanket range`)
   }
+  const retry = { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before trying again.' }
+  t.strictSame(doc.paths['/api/movies/'].get.responses['429'].headers, { 'Retry-After': retry }, 'a 429 says when to retry')
+  t.equal(doc.paths['/mfa/'].post.responses['403'].description,
+    'The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site. Or: The user is not allowed here (inactive, or not an admin or superuser as the route requires).',
+    'two plugins refusing with one status: one response, both meanings')
 })
 
 t.test('GET / documents the export media types, and still serialises its JSON page by the schema', async (t) => {
