@@ -285,6 +285,11 @@ t.test('GET / documents the export media types, and still serialises its JSON pa
   await app.ready()
   const content = (app.swagger() as Doc).paths['/authors/'].get.responses['200'].content
   t.strictSame(Object.keys(content), ['application/json', 'application/x-ndjson', 'text/csv'])
+  const schemas = (app.swagger() as Doc).components.schemas
+  // SPEC §7.1 and §7.2: keyset paging and estimated counts are in the document too.
+  t.strictSame(schemas.OpAuthorList.properties.next_cursor.anyOf, [{ type: 'string' }, { type: 'null' }])
+  t.equal(schemas.CountResponse.properties.estimated.type, 'boolean')
+  t.ok((app.swagger() as Doc).paths['/authors/'].get.parameters.some((p: Doc) => p.name === '__cursor'))
   const page = await app.inject('/authors/')
   t.equal(page.headers['content-type'], 'application/json; charset=utf-8')
   t.strictSame(page.json(), { rows: [{ id: 1, name: 'Le Guin' }] }, 'no unknown member: serialised by the schema')
