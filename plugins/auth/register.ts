@@ -7,7 +7,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
-import { formContext, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { refuseMethod } from './login-routes.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
@@ -98,6 +98,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   const username = table.columnMap.get('username')!
   const usernameMax = username.type === 'varchar' ? username.length! : null
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
     ...pageBase(request, 'Sign up'),
@@ -111,7 +112,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   fastify.route({
     method: 'GET',
     url: '/',
-    schema: { summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   })
   fastify.route({
@@ -119,11 +120,20 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
     url: '/',
     config: { tablecrudLogin: true },
     schema: {
+      operationId: ids.action,
       summary: 'Sign up: creates a user (no session)',
       tags: ['accounts'],
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: REGISTER_BODY,
-      response: { 201: CREATED, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
+      response: {
+        201: CREATED,
+        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+        ...formErrors({
+          ...(options.captcha === undefined ? {} : { 401: 'The CAPTCHA failed.' }),
+          ...(readOnly ? { 405: 'Sign-up is read-only.' } : {}),
+          422: 'A field is missing or invalid, or the username or email is taken.'
+        })
+      }
     },
     // The schema documents the body; the handler reads it, because the SPEC orders the checks
     // (CAPTCHA first) and words each refusal.

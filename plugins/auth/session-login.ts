@@ -9,7 +9,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { formContext, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import type {} from '../web/types.js'
 import { refuseMethod } from './login-routes.js'
 import {
@@ -133,6 +133,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
     ...pageBase(request, 'Log in'),
@@ -162,18 +163,23 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
   fastify.route({
     method: 'GET',
     url: '/',
-    schema: { summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   })
   fastify.route({
     method: 'POST',
     url: '/',
     schema: {
+      operationId: ids.action,
       summary: 'Log in with a username and password; starts a session (cookie)',
       tags: ['sessions'],
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: LOGIN_BODY,
-      response: { 200: MESSAGE, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
+      response: {
+        200: MESSAGE,
+        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+        ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
+      }
     },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
