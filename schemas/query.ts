@@ -125,10 +125,19 @@ export function idsQuerySchema (): TObject {
   }, { additionalProperties: false })
 }
 
-/** The `:id` of `/:id/`, as the primary key's type (SPEC §6.11). */
+/** `a movie row`, `an author row`: the article a table's name takes, by its first letter. */
+export function aRow (table: string): string {
+  return `${/^[aeiou]/i.test(table) ? 'an' : 'a'} ${table} row`
+}
+
+/** An id of each key type, to show in the documentation. */
+const EXAMPLE_IDS: Partial<Record<string, number | string>> = { serial: 1, integer: 1, smallInt: 1, bigInt: '1', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6' }
+
+/** The `:id` of `/:id/`, as the primary key's type (SPEC §6.11), with an example id. */
 export function idParamsSchema (table: Table): TObject {
   const key = table.primaryKey
-  const description = `The ${key.name} of a ${table.name} row.`
-  const id = typeOf(key).key!.schema(key, description)
-  return Type.Object({ id })
+  const id = typeOf(key).key!.schema(key, `The ${key.name} of ${aRow(table.name)}.`)
+  // Text keys: a short code, as long as the key allows.
+  const example = EXAMPLE_IDS[key.type] ?? 'WB'.slice(0, key.length ?? 2)
+  return Type.Object({ id: { ...id, examples: [example] } })
 }

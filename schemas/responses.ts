@@ -60,6 +60,23 @@ export const LinkHeader = Type.String({ description: 'With `__cursor`, unless th
 /** GET `/` streams instead of a page for these media types (SPEC §7.5); named in the route's description. */
 export const EXPORT_DESCRIPTION = 'With `Accept: application/x-ndjson` or `Accept: text/csv` (or `__format=ndjson|csv`), streams every row matching the filters in `__order`, with `__visible_fields` and `__readable`, as NDJSON (`application/x-ndjson`) or RFC 4180 CSV with a header row (`text/csv`); `__page` and `__page_size` are ignored.'
 
+/**
+ * The 200 of GET `/`: a page as JSON, or every matching row streamed as NDJSON or CSV (SPEC
+ * §7.5), each media type with its schema. Fastify serialises the JSON page by its schema; the
+ * streams are sent as they are.
+ */
+export function listOrExportResponse<T extends TSchema> (row: T): { description: string, headers: Record<string, TSchema>, content: Record<string, { schema: TSchema }> } {
+  return {
+    description: 'A page of rows; every matching row with an export media type.',
+    headers: { 'Content-Range': ContentRangeHeader, Link: LinkHeader },
+    content: {
+      'application/json': { schema: listResponse(row) },
+      'application/x-ndjson': { schema: Type.String({ description: 'Every matching row, one JSON object per line, as a row of the JSON page.' }) },
+      'text/csv': { schema: Type.String({ description: 'Every matching row, RFC 4180: a header row of the field names (`director.name` for a joined field), arrays as their JSON text.' }) }
+    }
+  }
+}
+
 /** POST `/` (SPEC §2.5). */
 export const LocationHeader = Type.String({ description: 'The path of the created row: `<prefix>/<id>/` (not sent for an array body).' })
 
@@ -88,7 +105,27 @@ export function errorResponse (description: string): TSchema {
 
 /** A 503: the database cannot be reached, with `Retry-After`. */
 export const ServiceUnavailableResponse: TSchema = withHeaders(
-  // @fastify/swagger's key for the response's description: the body keeps the error shape as it is.
-  { ...ErrorResponse, 'x-response-description': 'The database cannot be reached or timed out.' },
+  errorResponse('The database cannot be reached or timed out.'),
   { 'Retry-After': RetryAfterHeader }
 )
+
+/** What each error status of the TableCRUD routes means (SPEC §1, §7.3). */
+const MEANINGS = {
+  400: 'Bad input: the query string, the id or the body (not JSON, failing validation, unknown keys), or a validator or hook refusing it; the message names the offending input.',
+  401: 'Credentials missing, malformed, expired or revoked.',
+  403: 'A validator refuses the request.',
+  404: 'No row has this id.',
+  412: "If-Match does not hold the row's current ETag: the row has changed since it was read, and nothing was written.",
+  413: 'The body is over the size limit.',
+  415: 'The body is not `application/json`.',
+  422: 'The write violates a database constraint (unique, foreign key, not-null, check), named in `details`.',
+  428: 'If-Match is missing, and this table requires it for writes.'
+} as const
+
+export type ErrorStatus = keyof typeof MEANINGS | 503
+
+/** The error responses of a route, one per status it can answer, in the shape of SPEC §1. */
+export function errorResponses (statuses: readonly ErrorStatus[]): Record<number, TSchema> {
+  const sorted = [...new Set(statuses)].sort((a, b) => a - b)
+  return Object.fromEntries(sorted.map((status) => [status, status === 503 ? ServiceUnavailableResponse : errorResponse(MEANINGS[status])]))
+}

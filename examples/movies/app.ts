@@ -128,7 +128,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
     })
     await site.register(async (me) => {
       await me.register(sessionAuth, { increaseExpiry: '30m' })
-      me.get('/', { schema: { summary: 'Who is logged in (a page)', tags: ['sessions'] } }, async (request, reply) => {
+      me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
         const user = request.user!
         const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
 <p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`
@@ -144,13 +144,13 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   await app.register(async (admin) => {
     await admin.register(jwtAuth, { secret })
     for (const [name, table] of mounts) {
-      await admin.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, allowBulkDelete: true, maxJoins: 2, validators: { deleteSingle: [superusersOnly], deleteAll: [superusersOnly] }, ...media(table) })
+      await admin.register(tableCrud, { table, prefix: `/${name}`, operationIdPrefix: `admin.${table.name}`, readOnly: false, allowBulkDelete: true, maxJoins: 2, validators: { deleteSingle: [superusersOnly], deleteAll: [superusersOnly] }, ...media(table) })
     }
   }, { prefix: '/api/admin' })
   await app.register(async (tokenApi) => {
     await tokenApi.register(tokenAuth, {})
     for (const [name, table] of mounts) {
-      await tokenApi.register(tableCrud, { table, prefix: `/${name}`, readOnly: false, maxJoins: 2, ...media(table) })
+      await tokenApi.register(tableCrud, { table, prefix: `/${name}`, operationIdPrefix: `token.${table.name}`, readOnly: false, maxJoins: 2, ...media(table) })
     }
   }, { prefix: '/api/token' })
   return app

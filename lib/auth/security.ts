@@ -6,16 +6,21 @@
  */
 export const BEARER_SCHEME_NAME = 'bearerAuth'
 
+/**
+ * Swagger UI renders the description as CommonMark: in a code span `<token>` is shown, where
+ * bare it would be taken for an HTML tag and vanish.
+ */
 export const BEARER_SECURITY_SCHEME = Object.freeze({
   type: 'http',
   scheme: 'bearer',
-  description: 'Authorization: Bearer <token>, from token login or JWT login'
+  bearerFormat: 'API token or JWT',
+  description: '`Authorization: Bearer <token>`, the token from token login or JWT login. Paste the token alone: Swagger UI adds `Bearer `.'
 } as const)
 
 /** The scheme name of session auth with the default cookie `id`. */
 export const COOKIE_SCHEME_NAME = 'cookieAuth'
 
-export interface BearerSecurityScheme { readonly type: 'http', readonly scheme: 'bearer', readonly description: string }
+export interface BearerSecurityScheme { readonly type: 'http', readonly scheme: 'bearer', readonly bearerFormat: string, readonly description: string }
 export interface CookieSecurityScheme { readonly type: 'apiKey', readonly in: 'cookie', readonly name: string, readonly description: string }
 export type SecurityScheme = BearerSecurityScheme | CookieSecurityScheme
 

@@ -5,7 +5,7 @@ import { changeUserPassword, checkPasswordChange } from '../../lib/auth/accounts
 import { changePasswordPage, type ChangePasswordPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { HTML_PAGE, MESSAGE, formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption
 } from './options.js'
@@ -71,6 +71,7 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
   // Set by the auth plugin of the context; declared here too so a context without one sees null, not undefined.
   if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null)
 
@@ -78,17 +79,26 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
     template({ ...pageBase(request, 'Change password'), message, minPasswordLength: minLength })
 
   formRoutes(fastify, {
-    schema: { summary: 'The change-password page', tags: ['accounts'], response: { 200: HTML_PAGE, 303: { description: 'No user: sent to loginUrl', type: 'null' } } },
+    schema: { operationId: ids.page, summary: 'The change-password page', tags: ['accounts'], response: { 200: HTML_PAGE, 303: { description: 'No user: sent to loginUrl', type: 'null' } } },
     handler: async (request, reply) => {
       if (request.user === null || request.user.id === null) return reply.redirect(loginUrl, 303)
       return sendPage(reply, 200, page(request))
     }
   }, {
     schema: {
+      operationId: ids.action,
       summary: "Change the user's password; ends every session of the user",
       tags: ['accounts'],
       body: CHANGE_BODY,
-      response: { 200: MESSAGE, 303: { description: `A form submission: sent on to loginUrl (${loginUrl})`, type: 'null' } }
+      response: {
+        200: MESSAGE,
+        303: { description: `A form submission: sent on to loginUrl (${loginUrl})`, type: 'null' },
+        ...formErrors({
+          401: 'Not logged in.',
+          ...(readOnly ? { 405: 'Password changes are read-only.' } : {}),
+          422: 'A field is missing, the new password is too short or not confirmed, or the current password is wrong.'
+        })
+      }
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))

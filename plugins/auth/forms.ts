@@ -3,6 +3,8 @@ import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
 import type { FormPageData } from '../../lib/html/index.js'
 import { errorHandler, sendError } from '../errors.js'
 import type {} from '../web/types.js'
+import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { claimOperationIds } from '../operation-ids.js'
 import { refuseMethod } from './login-routes.js'
 
 /**
@@ -47,6 +49,26 @@ export async function formContext (fastify: FastifyInstance): Promise<void> {
   fastify.addHook('onRequest', async (_request, reply) => {
     reply.header('cache-control', 'no-store')
   })
+}
+
+/**
+ * The error responses of a form route's POST, for OpenAPI: `own` (status: meaning) and what
+ * every form route may answer (SPEC §1, §5).
+ */
+export function formErrors (own: Partial<Record<number, string>>): Record<number, unknown> {
+  return {
+    400: errorResponse('The body is not valid JSON.'),
+    413: errorResponse('The body is over the size limit.'),
+    415: errorResponse('The body is neither `application/json` nor `application/x-www-form-urlencoded`.'),
+    503: ServiceUnavailableResponse,
+    ...Object.fromEntries(Object.entries(own).map(([status, meaning]) => [status, errorResponse(String(meaning))]))
+  }
+}
+
+/** The operationIds of a form plugin's mount: its action (`sessionLogin`) and its page (`sessionLogin.page`), docs/openapi.md. */
+export function formOperationIds (fastify: FastifyInstance, plugin: string): { action: string, page: string } {
+  const name = claimOperationIds(fastify, plugin, plugin)
+  return { action: name, page: `${name}.page` }
 }
 
 /** Whether the request is a form submission: an urlencoded body, or `format=html` (SPEC §5.1). */

@@ -66,7 +66,7 @@ const jwtAuthPlugin: FastifyPluginAsync<JwtAuthOptions> = async function jwtAuth
   const db = databaseOf(fastify, NAME, options)!
   const isId = idChecker(table)
   const jwt = await privateJwt(fastify, options.secret)
-  protectContext(fastify)
+  protectContext(fastify, undefined, undefined, { unauthenticated: !allowUnauthenticated, forbidden: false })
 
   /** The request's user, or the 401 it gets. */
   async function authenticate (authorization: string | undefined): Promise<AuthUser | Error> {

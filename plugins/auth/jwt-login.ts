@@ -52,7 +52,7 @@ export const jwtLogin: FastifyPluginAsync<JwtLoginOptions> = async function jwtL
   const db = databaseOf(fastify, NAME, options)!
   const jwt = await privateJwt(fastify, options.secret, expiry)
 
-  loginRoutes(fastify, 'Log in with a username and password; answers a JWT', async (request, reply) => {
+  loginRoutes(fastify, NAME, 'Log in with a username and password; answers a JWT', async (request, reply) => {
     // A credential, or the refusal of one: no cache (browser, proxy) may keep it (SPEC §3.2).
     reply.header('cache-control', 'no-store')
     const credentials = credentialsOf(request.body)

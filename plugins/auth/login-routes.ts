@@ -3,6 +3,7 @@ import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
 import { errorHandler, pathOf, sendError } from '../errors.js'
 import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import type {} from '../web/types.js'
+import { claimOperationIds } from '../operation-ids.js'
 
 /** The routes of the JSON login plugins (token and JWT login). */
 
@@ -37,17 +38,17 @@ export function refuseMethod (allow: string) {
 }
 
 /**
- * The routes of a login context: POST at the prefix, a 405 with `Allow: POST` for the other
+ * The routes of a login context: POST at the prefix (its operationId the plugin's name, docs/openapi.md), a 405 with `Allow: POST` for the other
  * methods (answered before the body is read), and errors in the SPEC shape (a body that is not
  * JSON is a 400; one that is not `application/json` a 415).
  */
-export function loginRoutes (fastify: FastifyInstance, summary: string, handler: RouteHandlerMethod): void {
+export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: string, handler: RouteHandlerMethod): void {
   fastify.setErrorHandler(errorHandler)
   fastify.removeContentTypeParser('text/plain')
   fastify.route({
     method: 'POST',
     url: '/',
-    schema: { summary, body: LOGIN_BODY, response: LOGIN_RESPONSES },
+    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, body: LOGIN_BODY, response: LOGIN_RESPONSES },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
     // The body schema documents the route; the handler checks the body itself, because a

@@ -12,8 +12,9 @@ import { mfaSetupPage, type MfaSetupPageData, type Template } from '../../lib/ht
 import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
+import { errorResponse } from '../../schemas/responses.js'
 import { stringField } from './credentials.js'
-import { HTML_PAGE, MESSAGE, formContext, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { databaseOf, tableOption, templateOption } from './options.js'
 
 /**
@@ -90,6 +91,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
   const db = databaseOf(fastify, NAME, options)!
   const context = { db }
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
   if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null)
 
   const userOf = (request: FastifyRequest): { id: number | string, username: string } | null => {
@@ -130,17 +132,21 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
   }
 
   formRoutes(fastify, {
-    schema: { summary: 'The MFA set-up page', tags: ['mfa'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The MFA set-up page', tags: ['mfa'], response: { 200: HTML_PAGE, 401: errorResponse('Not logged in.') } },
     handler: async (request, reply) => {
       if (userOf(request) === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
       return sendPage(reply, 200, await page(request))
     }
   }, {
     schema: {
+      operationId: ids.action,
       summary: 'Set up, confirm or revoke MFA with an authenticator app',
       tags: ['mfa'],
       body: MFA_BODY,
-      response: { 200: { oneOf: [ENROLLMENT, MESSAGE] } }
+      response: {
+        200: { oneOf: [ENROLLMENT, MESSAGE] },
+        ...formErrors({ 400: 'The body is not valid JSON, or the action is unknown.', 401: 'Not logged in, or the password is wrong.', 409: 'The action does not fit the MFA state (already set up, or nothing to confirm).', 422: 'The code is invalid.' })
+      }
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const user = userOf(request)
@@ -160,7 +166,12 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
   fastify.route({
     method: 'GET',
     url: `/${QR_PATH}`,
-    schema: { summary: "The QR code of the user's pending secret", tags: ['mfa'], response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } } } },
+    schema: {
+      operationId: `${ids.action}.qrCode`,
+      summary: "The QR code of the user's pending secret",
+      tags: ['mfa'],
+      response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } }, 401: errorResponse('Not logged in.'), 404: errorResponse('No set-up is pending.') }
+    },
     handler: async (request, reply) => {
       const user = userOf(request)
       if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())

@@ -7,7 +7,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
-import { HTML_PAGE, formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
 
@@ -96,6 +96,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   const username = table.columnMap.get('username')!
   const usernameMax = username.type === 'varchar' ? username.length! : null
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
     ...pageBase(request, 'Sign up'),
@@ -107,14 +108,23 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   })
 
   formRoutes(fastify, {
-    schema: { summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   }, {
     schema: {
+      operationId: ids.action,
       summary: 'Sign up: creates a user (no session)',
       tags: ['accounts'],
       body: REGISTER_BODY,
-      response: { 201: CREATED, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
+      response: {
+        201: CREATED,
+        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+        ...formErrors({
+          ...(options.captcha === undefined ? {} : { 401: 'The CAPTCHA failed.' }),
+          ...(readOnly ? { 405: 'Sign-up is read-only.' } : {}),
+          422: 'A field is missing or invalid, or the username or email is taken.'
+        })
+      }
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))

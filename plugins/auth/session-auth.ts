@@ -60,7 +60,7 @@ const sessionAuthPlugin: FastifyPluginAsync<SessionAuthOptions> = async function
   const isExcluded = excludedPathsOption(NAME, options.excludedPaths)
   const db = databaseOf(fastify, NAME, options)!
   await ensureCookies(fastify)
-  protectContext(fastify, isExcluded, recordCookieAuth(fastify.server, cookieName))
+  protectContext(fastify, isExcluded, recordCookieAuth(fastify.server, cookieName), { unauthenticated: !allowUnauthenticated, forbidden: rules.some(([on]) => on) })
 
   /** The request's user, or the 401 it gets. */
   async function authenticate (token: string | undefined): Promise<AuthUser | Error> {

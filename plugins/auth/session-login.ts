@@ -9,7 +9,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { HTML_PAGE, MESSAGE, formContext, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import type {} from '../web/types.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
@@ -129,6 +129,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
     ...pageBase(request, 'Log in'),
@@ -156,14 +157,19 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
   }
 
   formRoutes(fastify, {
-    schema: { summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   }, {
     schema: {
+      operationId: ids.action,
       summary: 'Log in with a username and password; starts a session (cookie)',
       tags: ['sessions'],
       body: LOGIN_BODY,
-      response: { 200: MESSAGE, 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } }
+      response: {
+        200: MESSAGE,
+        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+        ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
+      }
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)

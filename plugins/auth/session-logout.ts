@@ -4,7 +4,7 @@ import { deleteSession } from '../../lib/auth/sessions.js'
 import { logoutPage, type LogoutPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { HTML_PAGE, MESSAGE, formContext, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { refuseMethod } from './login-routes.js'
 import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption } from './options.js'
 import type { PoolOptions } from '../database.js'
@@ -41,22 +41,25 @@ export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async fun
   const template = templateOption(NAME, options.template, logoutPage)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
+  const ids = formOperationIds(fastify, NAME)
 
   fastify.route({
     method: 'GET',
     url: '/',
-    schema: { summary: 'The logout page', tags: ['sessions'], response: { 200: HTML_PAGE } },
+    schema: { operationId: ids.page, summary: 'The logout page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, template({ ...pageBase(request, 'Log out'), loggedOut: false }))
   })
   fastify.route({
     method: 'POST',
     url: '/',
     schema: {
+      operationId: ids.action,
       summary: 'Log out: ends the session of the cookie',
       tags: ['sessions'],
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
       response: {
         200: MESSAGE,
+        ...formErrors({ 401: 'No session cookie.' }),
         ...(redirectTo === null ? {} : { 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } })
       }
     },

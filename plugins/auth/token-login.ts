@@ -36,7 +36,7 @@ export const tokenLogin: FastifyPluginAsync<TokenLoginOptions> = async function 
   }
   const db = databaseOf(fastify, NAME, options, provider.usesDatabase !== false)
 
-  loginRoutes(fastify, 'Log in with a username and password; answers the user\'s API token', async (request, reply) => {
+  loginRoutes(fastify, NAME, 'Log in with a username and password; answers the user\'s API token', async (request, reply) => {
     // A credential, or the refusal of one: no cache (browser, proxy) may keep it (SPEC §3.2).
     reply.header('cache-control', 'no-store')
     const credentials = credentialsOf(request.body)

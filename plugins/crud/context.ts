@@ -1,13 +1,16 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import type { Ajv } from 'ajv'
 import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../lib/errors.js'
 import { queryContext, type QueryContext } from '../../lib/query/parse.js'
 import type { Table } from '../../lib/table/table.js'
-import { ErrorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { errorResponses, type ErrorStatus } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
 import { databaseHelper, type Database } from '../database.js'
+import { claimOperationIds } from '../operation-ids.js'
 import { bodyAjv } from './compilers.js'
 import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation } from './options.js'
+
+type RouteSchema = FastifySchema & { response: Record<number, unknown> }
 
 type HooksOf<T extends Hook['hookType']> = ReadonlyArray<Extract<Hook, { hookType: T }>>
 
@@ -26,8 +29,14 @@ export interface CrudContext {
   readonly hooks: { readonly preSave: HooksOf<'preSave'>, readonly prePatch: HooksOf<'prePatch'>, readonly preDelete: HooksOf<'preDelete'> }
   /** Runs the validators of an operation, then `every`. */
   readonly validate: (operation: Operation, request: FastifyRequest) => Promise<void>
-  /** The response schema of a row, with the error responses every route shares. */
-  readonly schemas: { readonly row: ReturnType<typeof rowSchema>, readonly errors: Record<string, unknown>, readonly tags: string[] }
+  /** The response schema of a row. */
+  readonly schemas: { readonly row: ReturnType<typeof rowSchema> }
+  /**
+   * The schema of the route of `operation`, with the table's tag, a stable `operationId`
+   * (`<table>.<name>`, docs/openapi.md) and an error response for each of `statuses`, and for
+   * a 400 and a 403 when validators guard the operation (SPEC §2.9).
+   */
+  readonly routeSchema: (operation: Operation, name: string, statuses: readonly ErrorStatus[], schema: RouteSchema) => RouteSchema
   readonly queryOptions: { excludeSecrets: boolean, maxJoins: number, maxPageSize: number }
 }
 
@@ -42,6 +51,8 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     excludeSecrets,
     maxJoins
   })
+  const operationIds = claimOperationIds(fastify, 'tableCrud', table.name, options.operationIdPrefix)
+  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   return {
     fastify,
@@ -54,10 +65,14 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
     validate: validatorsOf(crud, options),
     schemas: {
-      row: rowSchema(table, excludeSecrets, maxJoins),
-      errors: { '4xx': ErrorResponse, 503: ServiceUnavailableResponse, '5xx': ErrorResponse },
-      tags: [table.name]
+      row: rowSchema(table, excludeSecrets, maxJoins)
     },
+    routeSchema: (operation, name, statuses, schema) => ({
+      tags: [table.name],
+      operationId: `${operationIds}.${name}`,
+      ...schema,
+      response: { ...schema.response, ...errorResponses(guardedBy(operation) ? [...statuses, 400, 403] : statuses) }
+    }),
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize }
   }
 }

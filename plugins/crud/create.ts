@@ -10,6 +10,7 @@ import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/wri
 import { typeOf } from '../../lib/table/column-types.js'
 import type { TableColumn } from '../../lib/table/table.js'
 import { createdResponse, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
+import { aRow } from '../../schemas/query.js'
 import { createBodySchema } from '../../schemas/row.js'
 import { fieldErrors } from '../errors.js'
 import type { BodyValues } from './body.js'
@@ -23,7 +24,7 @@ type Values = Map<TableColumn, unknown>
 type Checked = { body: Row, row: ReadonlyMap<TableColumn, unknown> }
 
 export function postRoute (c: CrudContext, values: BodyValues): void {
-  const { fastify, table, hooks: { preSave }, schemas: { row, errors, tags } } = c
+  const { fastify, table, hooks: { preSave }, schemas: { row } } = c
   const pk = table.primaryKey
   // What a POST writes of one element: the default of each column left out, the preSave hooks' result, converted.
   const toWrite = async (request: FastifyRequest, body: Row, checked: Checked): Promise<Values> => {
@@ -40,13 +41,12 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
   route<{ Body: Row | Row[] }>(fastify, {
     method: 'POST',
     url: '/',
-    schema: {
-      tags,
-      summary: `Create a ${table.name} row, or several`,
+    schema: c.routeSchema('postSingle', 'create', [400, 413, 415, 422, 503], {
+      summary: `Create ${aRow(table.name)}, or several`,
       description: `An object creates one row; an array of 1 to ${c.options.maxPageSize} objects creates them all, or none (SPEC §7.4).`,
       body: createBodySchema(table, c.options.maxPageSize),
-      response: { 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }), ...errors }
-    },
+      response: { 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }) }
+    }),
     validatorCompiler: postBodyCompiler(c.ajv),
     handler: async (request, reply) => {
       const body = request.body

@@ -1,7 +1,7 @@
 import { parseFilterQuery, parseIdsQuery, type Filter, type IdsQuery } from '../../lib/query/parse.js'
 import { compileIds } from '../../lib/sql/select.js'
 import { referencesTo } from '../../lib/table/table.js'
-import { idsQuerySchema, listQuerySchema } from '../../schemas/query.js'
+import { aRow, idsQuerySchema, listQuerySchema } from '../../schemas/query.js'
 import { CountResponse, IdsResponse, ReferencesResponse } from '../../schemas/responses.js'
 import { newRow, newRowSchema, schemaDocument } from '../../schemas/row.js'
 import type { CrudContext } from './context.js'
@@ -12,13 +12,13 @@ const HELPER_PATHS = ['/schema/', '/ids/', '/count/', '/new/', '/references/']
 
 /** The helper routes of SPEC §2.5 to §2.8: `/count/`, `/ids/`, `/new/`, `/schema/`, `/references/`, read-only all. */
 export function helperRoutes (c: CrudContext): void {
-  const { fastify, table, query: ctx, db, options: { excludeSecrets, maxJoins }, schemas: { errors, tags } } = c
+  const { fastify, table, query: ctx, db, options: { excludeSecrets, maxJoins } } = c
   const documentJson = JSON.stringify(schemaDocument(table, { excludeSecrets, maxJoins, schemaExtra: c.options.schemaExtra }))
 
   route<{ Querystring: Filter[] }>(fastify, {
     method: 'GET',
     url: '/count/',
-    schema: { tags, summary: `Count ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 200: CountResponse, ...errors } },
+    schema: c.routeSchema('getCount', 'count', [400, 503], { summary: `Count ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 200: CountResponse } }),
     validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getCount', request)
@@ -31,7 +31,7 @@ export function helperRoutes (c: CrudContext): void {
   route<{ Querystring: IdsQuery }>(fastify, {
     method: 'GET',
     url: '/ids/',
-    schema: { tags, summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IdsResponse, ...errors } },
+    schema: c.routeSchema('getIds', 'ids', [400, 503], { summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IdsResponse } }),
     validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getIds', request)
@@ -45,7 +45,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/new/',
-    schema: { tags, summary: `Defaults for a new ${table.name} row`, response: { 200: newRowSchema(table, excludeSecrets), ...errors } },
+    schema: c.routeSchema('getNew', 'new', [], { summary: `Defaults for a new ${table.name} row`, response: { 200: newRowSchema(table, excludeSecrets) } }),
     handler: async (request) => {
       await c.validate('getNew', request)
       return newRow(table, excludeSecrets)
@@ -55,7 +55,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/schema/',
-    schema: { tags, summary: `JSON Schema of a ${table.name} row`, response: { 200: { type: 'object', additionalProperties: true }, ...errors } },
+    schema: c.routeSchema('getSchema', 'schema', [], { summary: `JSON Schema of ${aRow(table.name)}`, response: { 200: { type: 'object', additionalProperties: true } } }),
     handler: async (request, reply) => {
       await c.validate('getSchema', request)
       // Serialised once at registration: the document never changes.
@@ -66,7 +66,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/references/',
-    schema: { tags, summary: `Foreign keys pointing at ${table.name}`, response: { 200: ReferencesResponse, ...errors } },
+    schema: c.routeSchema('getReferences', 'references', [], { summary: `Foreign keys pointing at ${table.name}`, response: { 200: ReferencesResponse } }),
     handler: async (request) => {
       await c.validate('getReferences', request)
       return { references: referencesTo(table) }

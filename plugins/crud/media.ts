@@ -65,7 +65,6 @@ const malformed = (error: Error): Error => refuse(`The multipart body cannot be 
 export async function mediaRoutes (c: CrudContext): Promise<void> {
   const { mediaStorage: storages, mediaMaxBytes: maxBytes, readOnly } = c.options
   if (storages.length === 0) return
-  const { tags, errors } = c.schemas
   const byColumn = new Map(storages.map((s) => [s.column.name, s]))
   const columns = [...byColumn.keys()]
 
@@ -95,14 +94,14 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
       route(media, {
         method: 'POST',
         url: '/media/',
-        schema: {
-          tags,
+        // 415: not multipart; 413: a file over mediaMaxBytes.
+        schema: c.routeSchema('storeFile', 'mediaUpload', [400, 413, 415], {
           summary: `Upload a file for a media column of ${c.table.name}`,
           description: `Multipart form: \`column\` first, then \`file\`. At most ${maxBytes} bytes. Answers the key to write in the column.`,
           consumes: ['multipart/form-data'],
           body: mediaUploadBody(columns),
-          response: { 201: MediaUploadResponse, ...errors }
-        },
+          response: { 201: MediaUploadResponse }
+        }),
         // The body is a stream the handler reads; the schema above is for the document only.
         validatorCompiler: () => (data: unknown) => ({ value: data }),
         handler: async (request, reply) => {
@@ -116,12 +115,11 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
     route(media, {
       method: 'GET',
       url: '/media/url/',
-      schema: {
-        tags,
+      schema: c.routeSchema('getFileUrl', 'mediaUrl', [400], {
         summary: `The URL of a file of a media column of ${c.table.name}`,
         querystring: mediaUrlQuery(columns),
-        response: { 200: MediaUrlResponse, ...errors }
-      },
+        response: { 200: MediaUrlResponse }
+      }),
       // The query string is the route's only validated part.
       validatorCompiler: () => (data: unknown) => {
         try {

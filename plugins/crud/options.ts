@@ -85,12 +85,18 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   mediaStorage?: readonly MediaStorage[]
   /** Largest file POST `/media/` takes, in bytes; larger is a 413. Default 10485760 (10 MiB). */
   mediaMaxBytes?: number
+  /**
+   * What the OpenAPI operationIds of this mount start with: `admin` gives `admin.list`,
+   * `admin.get`... Default the table's name (`movie.list`); for a table mounted again in the
+   * application, the mount's path (`api.admin.movies.list`). See docs/openapi.md.
+   */
+  operationIdPrefix?: string
 }
 
 const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
 
 /** The options with their defaults filled in, as checked at registration. */
-type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | keyof PoolOptions
+type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | 'operationIdPrefix' | keyof PoolOptions
 export type CheckedOptions = Required<Omit<TableCrudOptions, Optional>> & Pick<TableCrudOptions, Optional>
 
 function fail (option: string, problem: string): never {
@@ -128,6 +134,7 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     exactCountLimit: int('exactCountLimit', 100000, 0),
     maxExportRows: options.maxExportRows === undefined ? undefined : int('maxExportRows', 0, 1),
     cursorSecret: options.cursorSecret,
+    operationIdPrefix: options.operationIdPrefix,
     pg: options.pg,
     pool: options.pool
   }

@@ -3,8 +3,8 @@ import { TABLECRUD_ERR_ROW_NOT_FOUND } from '../../lib/errors.js'
 import { sealCursor, type CursorValues } from '../../lib/query/cursor.js'
 import { parseId, parseListQuery, parseSingleQuery, type ListQuery, type SingleQuery } from '../../lib/query/parse.js'
 import { compileKeyset, compileList, compileSingle, shapeRow, sortKeyAlias, TOTAL, type ListStatement } from '../../lib/sql/select.js'
-import { idParamsSchema, pageQuerySchema, singleQuerySchema } from '../../schemas/query.js'
-import { ContentRangeHeader, ETagHeader, EXPORT_DESCRIPTION, LinkHeader, listResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
+import { aRow, idParamsSchema, pageQuerySchema, singleQuerySchema } from '../../schemas/query.js'
+import { ETagHeader, EXPORT_DESCRIPTION, listOrExportResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
 import { ifNoneMatch, rowETag } from '../../lib/etag.js'
 import type { CrudContext } from './context.js'
 import { countRows } from './count.js'
@@ -15,20 +15,18 @@ import { customShape, rowsOf, shapeSerialiser } from './serialise.js'
 
 /** The read routes of SPEC §2.3 and §2.4: GET `/` and GET `/:id/`. */
 export function readRoutes (c: CrudContext): void {
-  const { fastify, table, query: ctx, db, schemas: { row, errors, tags } } = c
+  const { fastify, table, query: ctx, db, schemas: { row } } = c
   const serialiseShape = shapeSerialiser()
 
   route<{ Querystring: ListQuery }>(fastify, {
     method: 'GET',
     url: '/',
-    schema: {
-      tags,
+    schema: c.routeSchema('getAll', 'list', [400, 503], {
       summary: `List ${table.name} rows`,
-      // The stream has no schema to serialise by: the export media types are described (SPEC §7.5).
       description: EXPORT_DESCRIPTION,
       querystring: pageQuerySchema(table, c.queryOptions),
-      response: { 200: withHeaders(listResponse(row), { 'Content-Range': ContentRangeHeader, Link: LinkHeader }), ...errors }
-    },
+      response: { 200: listOrExportResponse(row) }
+    }),
     validatorCompiler: compilers(c.ajv, (raw) => parseListQuery(ctx, raw)),
     handler: async (request, reply) => {
       const query = request.query
@@ -50,7 +48,13 @@ export function readRoutes (c: CrudContext): void {
   route<{ Querystring: SingleQuery, Params: { id: string } }>(fastify, {
     method: 'GET',
     url: '/:id/',
-    schema: { tags, summary: `Get one ${table.name} row`, params: idParamsSchema(table), querystring: singleQuerySchema(table, c.queryOptions), headers: conditionalHeaders, response: { 200: withHeaders(row, { ETag: ETagHeader }), 304: NotModifiedResponse, ...errors } },
+    schema: c.routeSchema('getSingle', 'get', [400, 404, 503], {
+      summary: `Get ${aRow(table.name)}`,
+      params: idParamsSchema(table),
+      querystring: singleQuerySchema(table, c.queryOptions),
+      headers: conditionalHeaders,
+      response: { 200: withHeaders(row, { ETag: ETagHeader }), 304: NotModifiedResponse }
+    }),
     validatorCompiler: compilers(c.ajv, (raw) => parseSingleQuery(ctx, raw)),
     handler: async (request, reply) => {
       const query = request.query

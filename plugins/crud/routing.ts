@@ -18,11 +18,13 @@ export type Route<RG extends RouteGenericInterface> =
 /**
  * The route, with and without its trailing slash (SPEC §2: no redirect): two routes, unless the
  * application's router already takes both (`ignoreTrailingSlash`), which saves each route's
- * context, some 10 kB, times every route of every table.
+ * context, some 10 kB, times every route of every table. OpenAPI lists the path once, with its
+ * slash: the alias is hidden, so its operationId is not listed twice, with @fastify/swagger
+ * registered directly too.
  */
 export function route<RG extends RouteGenericInterface> (fastify: FastifyInstance, options: Route<RG>): void {
   fastify.route<RG>(options)
-  if (options.url !== '/' && !ignoresTrailingSlash(fastify)) fastify.route<RG>({ ...options, url: options.url.replace(/\/$/, '') })
+  if (options.url !== '/' && !ignoresTrailingSlash(fastify)) fastify.route<RG>({ ...options, url: options.url.replace(/\/$/, ''), schema: { ...options.schema, hide: true } })
 }
 
 function ignoresTrailingSlash (fastify: FastifyInstance): boolean {

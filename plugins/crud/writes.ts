@@ -7,8 +7,8 @@ import { ifMatch, rowETag } from '../../lib/etag.js'
 import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js'
 import { compileSingle } from '../../lib/sql/select.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
-import { idParamsSchema, listQuerySchema } from '../../schemas/query.js'
-import { DeletedCountHeader, ETagHeader, withHeaders } from '../../schemas/responses.js'
+import { aRow, idParamsSchema, listQuerySchema } from '../../schemas/query.js'
+import { DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../database.js'
 import { bodyValues, type BodyValues } from './body.js'
@@ -21,20 +21,28 @@ type IdRoute = { Params: { id: string }, Body: Row }
 
 /** The write routes of SPEC §2.5: POST `/`, PUT, PATCH and DELETE `/:id/`, and bulk DELETE `/` when allowed. */
 export function writeRoutes (c: CrudContext): void {
-  const { fastify, table, hooks: { preSave, prePatch }, schemas: { row, errors, tags } } = c
+  const { fastify, table, hooks: { preSave, prePatch }, schemas: { row } } = c
   const values = bodyValues(table)
   const write = writer(c, values)
   const params = idParamsSchema(table)
   const pk = table.primaryKey
   // Our own Ajv checks bodies; Fastify's would refuse a bad id as a body error, before the validators (SPEC §6.14).
   const validatorCompiler = compilers(c.ajv, null)
+  // If-Match (SPEC §7.3): 412 when it does not hold, 428 when the table requires it.
+  const conditional: ErrorStatus[] = c.options.requireIfMatch ? [404, 412, 428] : [404, 412]
 
   postRoute(c, values)
 
   route<IdRoute>(fastify, {
     method: 'PUT',
     url: '/:id/',
-    schema: { tags, summary: `Replace a ${table.name} row`, params, headers: ifMatchHeaders, body: replaceSchema(table), response: { 200: withHeaders(row, { ETag: ETagHeader }), ...errors } },
+    schema: c.routeSchema('putSingle', 'replace', [400, 413, 415, 422, 503, ...conditional], {
+      summary: `Replace ${aRow(table.name)}`,
+      params,
+      headers: ifMatchHeaders,
+      body: replaceSchema(table),
+      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+    }),
     validatorCompiler,
     handler: async (request, reply) => {
       const key = await write.target(request, 'putSingle')
@@ -52,7 +60,13 @@ export function writeRoutes (c: CrudContext): void {
   route<IdRoute>(fastify, {
     method: 'PATCH',
     url: '/:id/',
-    schema: { tags, summary: `Change some columns of a ${table.name} row`, params, headers: ifMatchHeaders, body: patchSchema(table), response: { 200: withHeaders(row, { ETag: ETagHeader }), ...errors } },
+    schema: c.routeSchema('patchSingle', 'patch', [400, 413, 415, 422, 503, ...conditional], {
+      summary: `Change some columns of ${aRow(table.name)}`,
+      params,
+      headers: ifMatchHeaders,
+      body: patchSchema(table),
+      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+    }),
     validatorCompiler,
     handler: async (request, reply) => {
       const key = await write.target(request, 'patchSingle')
@@ -67,7 +81,7 @@ export function writeRoutes (c: CrudContext): void {
     }
   })
 
-  deleteRoutes(c, write)
+  deleteRoutes(c, write, conditional)
 }
 
 /** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
@@ -77,13 +91,19 @@ const ifMatchHeaders = {
 }
 
 /** DELETE `/:id/`, and the bulk DELETE `/` when `allowBulkDelete` is on. */
-function deleteRoutes (c: CrudContext, write: Writer): void {
-  const { fastify, table, query: ctx, schemas: { errors, tags } } = c
+function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly ErrorStatus[]): void {
+  const { fastify, table, query: ctx } = c
   const preDelete = c.hooks.preDelete
   route<{ Params: { id: string } }>(fastify, {
     method: 'DELETE',
     url: '/:id/',
-    schema: { tags, summary: `Delete a ${table.name} row`, params: idParamsSchema(table), headers: ifMatchHeaders, response: { 204: { type: 'null', description: 'Deleted' }, ...errors } },
+    // 400: a bad id, or a preDelete hook refusing; 422: a delete RESTRICT blocks.
+    schema: c.routeSchema('deleteSingle', 'delete', [400, 422, 503, ...conditional], {
+      summary: `Delete ${aRow(table.name)}`,
+      params: idParamsSchema(table),
+      headers: ifMatchHeaders,
+      response: { 204: { type: 'null', description: 'Deleted' } }
+    }),
     validatorCompiler: compilers(c.ajv, null),
     handler: async (request, reply) => {
       await c.validate('deleteSingle', request)
@@ -101,7 +121,11 @@ function deleteRoutes (c: CrudContext, write: Writer): void {
   route<{ Querystring: Filter[] }>(fastify, {
     method: 'DELETE',
     url: '/',
-    schema: { tags, summary: `Delete the ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } }, ...errors } },
+    schema: c.routeSchema('deleteAll', 'bulkDelete', [400, 422, 503], {
+      summary: `Delete the ${table.name} rows matching the filters`,
+      querystring: listQuerySchema(table, c.queryOptions),
+      response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } } }
+    }),
     validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
     handler: async (request, reply) => {
       const filters = request.query

@@ -5,6 +5,8 @@ import { generateToken, safeEqual } from '../../lib/auth/token.js'
 import { hostOf, isCsrfToken, originAllowed, recordCsrf, SAFE_METHODS } from '../../lib/web/csrf.js'
 import { sendError } from '../errors.js'
 import type {} from './types.js'
+import { documentResponses } from '../route-responses.js'
+import { errorResponse } from '../../schemas/responses.js'
 
 /**
  * Options of `csrf` (SPEC §5.5); all optional.
@@ -61,6 +63,9 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   if (!fastify.hasDecorator('parseCookie')) await fastify.register(import('@fastify/cookie'))
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
   recordCsrf(fastify.server, { cookieName, headerName })
+  // Every method but the safe ones is checked (not the requests with Authorization, which may still lack it).
+  documentResponses(fastify, { 403: errorResponse('The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site.') },
+    (route) => [route.method].flat().some((method) => !SAFE_METHODS.has(method)))
   /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */
   const checked = new WeakSet<FastifyRequest>()
 

@@ -4,6 +4,8 @@ import type { RateLimitPluginOptions } from '@fastify/rate-limit'
 import { optionError, TABLECRUD_ERR_RATE_LIMITED } from '../../lib/errors.js'
 import { guardedRedisStore, RedisGuard } from './rate-limit-store.js'
 import type {} from './types.js'
+import { documentResponses } from '../route-responses.js'
+import { errorResponse, RetryAfterHeader, withHeaders } from '../../schemas/responses.js'
 
 type Key = string | number
 type KeyGenerator = (request: FastifyRequest) => Key | Promise<Key>
@@ -87,6 +89,7 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async function rat
   const storeFor = (prefix: string): Pick<RateLimitPluginOptions, 'store'> => guard === null ? {} : { store: guardedRedisStore(guard, prefix) }
   const common = { skipOnError: true, errorResponseBuilder, hook: 'onRequest' } as const
   const { default: fastifyRateLimit, normalizeIP } = await import('@fastify/rate-limit')
+  documentResponses(fastify, { 429: withHeaders(errorResponse('Too many requests from this client: try again after `Retry-After` seconds.'), { 'Retry-After': RetryAfterHeader }) })
 
   await fastify.register(fastifyRateLimit, { ...common, max, timeWindow, allowList, ...(keyGenerator === undefined ? {} : { keyGenerator }), ...storeFor(nameSpace) })
   if (options.login === false) return

@@ -67,6 +67,21 @@ t.test('Swagger UI at /docs shows every table and runs "Try it out" on the movie
   const url = await list.locator('.request-url pre').textContent()
   t.equal(url, `${base}/api/movies/?__order=name&__page_size=2`)
 
+  // The example id is the one "Try it out" starts with: an integer key, 1.
+  const single = page.locator('.opblock-get').filter({ has: page.locator('.opblock-summary-path[data-path="/api/movies/{id}/"]') })
+  await single.locator('.opblock-summary').first().click()
+  await single.locator('button.try-out__btn').click()
+  t.equal(await single.locator('tr[data-param-name="id"] input').inputValue(), '1', 'the id parameter starts at its example')
+  await single.locator('button.execute').click()
+  await single.locator('.live-responses-table .response .response-col_status').first().filter({ hasText: '200' }).waitFor()
+
+  // Authorize: the bearer scheme's description shows `Bearer <token>` as written.
+  await page.locator('.auth-wrapper button.authorize').click()
+  const dialog = page.locator('.modal-ux')
+  await dialog.waitFor()
+  t.match(await dialog.locator('.auth-container').filter({ hasText: 'bearerAuth' }).textContent(), 'Authorization: Bearer <token>', 'the scheme says how the token is sent, <token> shown')
+  await dialog.locator('button.close-modal').click()
+
   const screenshot = join(dir, 'docs.png')
   await page.screenshot({ path: screenshot })
   t.ok((await stat(screenshot)).size > 10000, `a screenshot in ${screenshot}`)

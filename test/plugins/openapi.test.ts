@@ -105,13 +105,38 @@ function queryParameters (t: Test, op: Doc): Map<string, Doc> {
 
 /** A media type object referring to a component. */
 const ref = (name: string): Doc => ({ 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } })
-const ERROR = { description: 'Default Response', content: ref('ErrorResponse') }
 const UNAVAILABLE = {
   description: 'The database cannot be reached or timed out.',
   headers: { 'Retry-After': { schema: { type: 'integer', minimum: 0 }, description: 'Seconds to wait before trying again.' } },
   content: ref('ErrorResponse')
 }
-const ERRORS = { '4XX': ERROR, 503: UNAVAILABLE, '5XX': ERROR }
+/** The error responses of the TableCRUD routes, one per status, each in the error shape. */
+const MEANINGS: Record<number, string> = {
+  400: 'Bad input: the query string, the id or the body (not JSON, failing validation, unknown keys), or a validator or hook refusing it; the message names the offending input.',
+  401: 'Credentials missing, malformed, expired or revoked.',
+  403: 'A validator refuses the request.',
+  404: 'No row has this id.',
+  412: "If-Match does not hold the row's current ETag: the row has changed since it was read, and nothing was written.",
+  413: 'The body is over the size limit.',
+  415: 'The body is not `application/json`.',
+  422: 'The write violates a database constraint (unique, foreign key, not-null, check), named in `details`.',
+  428: 'If-Match is missing, and this table requires it for writes.'
+}
+const UNAUTHENTICATED = {
+  description: MEANINGS[401],
+  headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer' } },
+  content: ref('ErrorResponse')
+}
+/** The export media types of GET `/` (SPEC §7.5), beside its JSON page. */
+const EXPORTS = {
+  'application/x-ndjson': { schema: { type: 'string', description: 'Every matching row, one JSON object per line, as a row of the JSON page.' } },
+  'text/csv': { schema: { type: 'string', description: 'Every matching row, RFC 4180: a header row of the field names (`director.name` for a joined field), arrays as their JSON text.' } }
+}
+function errors (...statuses: number[]): Doc {
+  return Object.fromEntries(statuses.map((status) => [status, status === 503
+    ? UNAVAILABLE
+    : status === 401 ? UNAUTHENTICATED : { description: MEANINGS[status], content: ref('ErrorResponse') }]))
+}
 
 t.test('the document of two tables validates as OpenAPI 3.1', async (t) => {
   const app = await twoTables(t)
@@ -139,10 +164,11 @@ t.test('every route and method, each path once, with its trailing slash and {id}
     const key = path.startsWith('/api/admin') ? 'oa_film' : 'oa_director'
     t.strictSame(parameter, [{
       schema: { type: 'integer', minimum: 1, maximum: 2147483647 },
+      example: 1,
       in: 'path',
       name: 'id',
       required: true,
-      description: `The id of a ${key} row.`
+      description: `The id of an ${key} row.`
     }], `${method} ${path}`)
   }
 })
@@ -160,7 +186,9 @@ t.test('one tag per table, on each of its operations', async (t) => {
 t.test('bearerAuth on the routes jwtAuth protects, and only there; the scheme declared', async (t) => {
   const app = await twoTables(t)
   const doc = documentOf(app)
-  t.strictSame(doc.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', description: BEARER_SECURITY_SCHEME.description } })
+  t.strictSame(doc.components.securitySchemes, { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API token or JWT', description: BEARER_SECURITY_SCHEME.description } })
+  // In a code span, so Swagger UI (CommonMark) shows <token> instead of taking it for a tag.
+  t.match(BEARER_SECURITY_SCHEME.description, /^`Authorization: Bearer <token>`/)
   t.equal(doc.security, undefined)
   for (const [path, method, op] of operations(doc)) {
     if (path.startsWith('/api/admin/')) t.strictSame(op.security, [{ bearerAuth: [] }], `${method} ${path}`)
@@ -263,7 +291,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   const one = doc.paths['/api/admin/films/{id}/']
   t.strictSame(films.get.responses, {
     200: {
-      description: 'Default Response',
+      description: 'A page of rows; every matching row with an export media type.',
       headers: {
         'Content-Range': {
           schema: { type: 'string' },
@@ -274,9 +302,9 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
           description: 'With `__cursor`, unless this is the last page: `<full URL of the next page>; rel="next"`.'
         }
       },
-      content: ref('OaFilmList')
+      content: { ...ref('OaFilmList'), ...EXPORTS }
     },
-    ...ERRORS
+    ...errors(400, 401, 503)
   })
   const $ref = (name: string): Doc => ({ $ref: `#/components/schemas/${name}` })
   t.strictSame(films.post.responses, {
@@ -285,7 +313,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
       headers: { Location: { schema: { type: 'string' }, description: 'The path of the created row: `<prefix>/<id>/` (not sent for an array body).' }, ETag },
       content: { 'application/json': { schema: { anyOf: [$ref('OaFilmRow'), $ref('OaFilmCreatedList')] } } }
     },
-    ...ERRORS
+    ...errors(400, 401, 413, 415, 422, 503)
   })
   t.strictSame(doc.components.schemas.OaFilmCreatedList, {
     title: 'OaFilmCreatedList',
@@ -299,12 +327,13 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
       description: 'Deleted; X-Deleted-Count says how many',
       headers: { 'X-Deleted-Count': { schema: { type: 'integer', minimum: 0 }, description: 'How many rows were deleted.' } }
     },
-    ...ERRORS
+    ...errors(400, 401, 422, 503)
   })
-  t.strictSame(one.delete.responses, { 204: { description: 'Deleted' }, ...ERRORS })
+  t.strictSame(one.delete.responses, { 204: { description: 'Deleted' }, ...errors(400, 401, 404, 412, 422, 503) })
   for (const method of ['get', 'put', 'patch']) {
     const notModified = method === 'get' ? { 304: { description: 'Not modified: If-None-Match holds the current ETag.', headers: { ETag } } } : {}
-    t.strictSame(one[method].responses, { 200: { description: 'Default Response', headers: { ETag }, content: ref('OaFilmRow') }, ...notModified, ...ERRORS }, method)
+    const statuses = method === 'get' ? [400, 401, 404, 503] : [400, 401, 404, 412, 413, 415, 422, 503]
+    t.strictSame(one[method].responses, { 200: { description: 'Default Response', headers: { ETag }, content: ref('OaFilmRow') }, ...notModified, ...errors(...statuses) }, method)
   }
   const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content
   t.strictSame(ok('/api/admin/films/count/'), ref('CountResponse'))
@@ -312,7 +341,7 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(ok('/api/admin/films/new/'), ref('OaFilmNew'))
   t.strictSame(ok('/api/admin/films/references/'), ref('ReferencesResponse'))
   t.strictSame(ok('/api/admin/films/schema/'), { 'application/json': { schema: { type: 'object', additionalProperties: true } } })
-  t.strictSame(ok('/api/directors/'), ref('OaDirectorList'))
+  t.strictSame(ok('/api/directors/'), { ...ref('OaDirectorList'), ...EXPORTS })
   t.strictSame(ok('/api/directors/{id}/'), ref('OaDirectorRow'))
 
   const schemas = doc.components.schemas
@@ -334,13 +363,22 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   t.strictSame(schemas.OaFilmList, { ...list, properties: { ...list.properties, rows: { type: 'array', items: { $ref: '#/components/schemas/OaFilmRow' } } } }, 'a list refers to its row')
   t.strictSame(Object.keys(schemas.OaFilmList.properties), ['rows', 'next_cursor'], 'next_cursor documented (SPEC §7.1)')
 
+  const helper = (path: string): Doc => doc.paths[path].get.responses
+  for (const prefix of ['/api/directors/', '/api/admin/films/']) {
+    const auth = prefix === '/api/directors/' ? [] : [401]
+    t.strictSame(helper(`${prefix}count/`), { 200: helper(`${prefix}count/`)['200'], ...errors(400, ...auth, 503) }, `${prefix}count/`)
+    t.strictSame(helper(`${prefix}ids/`), { 200: helper(`${prefix}ids/`)['200'], ...errors(400, ...auth, 503) }, `${prefix}ids/`)
+    for (const name of ['new/', 'schema/', 'references/']) {
+      // Nothing to refuse but credentials: no query string, no database (unless auth looks the user up).
+      t.strictSame(helper(prefix + name), { 200: helper(prefix + name)['200'], ...(auth.length > 0 ? errors(401, 503) : {}) }, prefix + name)
+    }
+  }
   for (const [path, method, op] of operations(doc)) {
-    t.strictSame(op.responses['4XX'], ERROR, `${method} ${path}: 4XX`)
-    t.strictSame(op.responses['503'], UNAVAILABLE, `${method} ${path}: 503`)
+    t.notOk('4XX' in op.responses || '5XX' in op.responses, `${method} ${path}: one response per status, no range`)
   }
   const headers = operations(doc).flatMap(([path, method, op]) =>
     Object.entries(op.responses as Doc).flatMap(([status, response]) => Object.keys(response.headers ?? {}).map((h) => `${method} ${path} ${status} ${h}`)))
-  t.strictSame(headers.filter((h) => !h.endsWith(' 503 Retry-After')).sort(), [
+  t.strictSame(headers.filter((h) => !h.endsWith(' 503 Retry-After') && !h.endsWith(' 401 WWW-Authenticate')).sort(), [
     'delete /api/admin/films/ 204 X-Deleted-Count',
     'get /api/admin/films/ 200 Content-Range',
     'get /api/admin/films/ 200 Link',
@@ -355,7 +393,8 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
     'post /api/admin/films/ 201 Location',
     'put /api/admin/films/{id}/ 200 ETag'
   ])
-  t.equal(headers.filter((h) => h.endsWith(' 503 Retry-After')).length, operations(doc).length, 'Retry-After on every 503')
+  t.equal(headers.filter((h) => h.endsWith(' 401 WWW-Authenticate')).length, operations(doc).filter(([path]) => path.startsWith('/api/admin/')).length, 'WWW-Authenticate on the 401 of every protected route')
+  t.equal(headers.filter((h) => h.endsWith(' 503 Retry-After')).length, operations(doc).filter(([, , op]) => '503' in op.responses).length, 'Retry-After on every 503')
 })
 
 t.test('a title shared by different schemas, or already a component, stays inline', async (t) => {
@@ -372,7 +411,7 @@ t.test('a title shared by different schemas, or already a component, stays inlin
   t.strictSame(body('/films/count/'), plain(CountResponse))
   t.strictSame(doc.components.schemas.CountResponse, taken)
   t.notOk('OaFilmRow' in doc.components.schemas)
-  t.strictSame(doc.paths['/films/'].get.responses['4XX'].content, ref('ErrorResponse'))
+  t.strictSame(doc.paths['/films/'].get.responses['400'].content, ref('ErrorResponse'))
   await t.resolves(SwaggerParser.validate(structuredClone(doc) as never))
 })
 

@@ -90,6 +90,19 @@ t.test('a route-level swaggerTransform of the integrator still runs on a protect
   t.equal((await app.inject({ url: '/renamed', headers: { authorization: 'Bearer t1' } })).body, 'ok')
 })
 
+t.test('registered directly, each TableCRUD path is listed once, with its slash, and no operationId twice', async (t) => {
+  const app = await build(t, async (app) => {
+    await app.register(fastifySwagger, { openapi: {} })
+    await app.register(tableCrud, { table: thing, prefix: '/things', readOnly: false })
+  })
+  const doc = plain(app.swagger())
+  t.strictSame(Object.keys(doc.paths).sort(), ['/things/', '/things/count/', '/things/ids/', '/things/new/', '/things/references/', '/things/schema/', '/things/{id}/'])
+  const ids = Object.values(doc.paths).flatMap((item: any) => Object.values(item).map((op: any) => op.operationId))
+  t.equal(ids.length, 11)
+  t.equal(new Set(ids).size, ids.length)
+  t.equal((await app.inject('/things/new')).statusCode, 200, 'the hidden alias is still answered')
+})
+
 t.test('through openApi, a protected route keeps openApi\'s own transform (one path per route, with its slash)', async (t) => {
   const app = await build(t, async (app) => {
     await app.register(openApi)

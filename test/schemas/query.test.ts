@@ -135,10 +135,13 @@ t.test('singleQuerySchema, idsQuerySchema', async (t) => {
 
 t.test('idParamsSchema: the primary key type', async (t) => {
   const cases: Array<[string, Parameters<typeof defineTable>[1], object]> = [
-    ['serial', {}, { minimum: 1, maximum: 2147483647, type: 'integer' }],
-    ['integer', { n: column.integer({ primaryKey: true }) }, { minimum: -2147483648, maximum: 2147483647, type: 'integer' }],
-    ['varchar', { n: column.varchar({ length: 8, primaryKey: true }) }, { minLength: 1, maxLength: 8, type: 'string' }],
-    ['text', { n: column.text({ primaryKey: true }) }, { minLength: 1, type: 'string' }]
+    // Each with the example id Swagger UI's "Try it out" starts with.
+    ['serial', {}, { minimum: 1, maximum: 2147483647, type: 'integer', examples: [1] }],
+    ['integer', { n: column.integer({ primaryKey: true }) }, { minimum: -2147483648, maximum: 2147483647, type: 'integer', examples: [1] }],
+    ['smallint', { n: column.smallInt({ primaryKey: true }) }, { minimum: -32768, maximum: 32767, type: 'integer', examples: [1] }],
+    ['bigint', { n: column.bigInt({ primaryKey: true }) }, { pattern: '^[+-]?\\d+$', type: 'string', examples: ['1'] }],
+    ['varchar', { n: column.varchar({ length: 8, primaryKey: true }) }, { minLength: 1, maxLength: 8, type: 'string', examples: ['WB'] }],
+    ['text', { n: column.text({ primaryKey: true }) }, { minLength: 1, type: 'string', examples: ['WB'] }]
   ]
   for (const [name, columns, expected] of cases) {
     const table = defineTable(`key_${name}`, columns)

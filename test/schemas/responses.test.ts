@@ -26,7 +26,12 @@ t.test('the response schemas, exactly', async (t) => {
       details: { additionalProperties: true, type: 'object', properties: {} },
       errors: {
         type: 'array',
-        items: { type: 'object', required: ['field', 'message'], properties: { field: STRING, message: STRING } }
+        // SPEC §7.4: an array body's failures say which element.
+        items: {
+          type: 'object',
+          required: ['field', 'message'],
+          properties: { field: STRING, message: STRING, index: { type: 'integer', description: 'In an array body, the failing element (from 0).' } }
+        }
       }
     }
   })

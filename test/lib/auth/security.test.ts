@@ -6,7 +6,7 @@ t.test('an application is known to use bearer auth once recorded, by its server'
   t.same(securitySchemesOf(server), {})
   recordBearerAuth(server)
   recordBearerAuth(server)
-  t.same(securitySchemesOf(server), { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>, from token login or JWT login' } })
+  t.same(securitySchemesOf(server), { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API token or JWT', description: '`Authorization: Bearer <token>`, the token from token login or JWT login. Paste the token alone: Swagger UI adds `Bearer `.' } })
   t.equal(securitySchemesOf(server).bearerAuth, BEARER_SECURITY_SCHEME)
   t.same(securitySchemesOf({}), {}, 'another application is not')
   t.ok(Object.isFrozen(BEARER_SECURITY_SCHEME))

@@ -87,7 +87,7 @@ const me = async (authorization?: string, prefix = '/api'): Promise<{ statusCode
 }
 
 t.test('a valid token sets request.user and clears request.jwtError', async (t) => {
-  t.same(securitySchemesOf(app.server), { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>, from token login or JWT login' } })
+  t.same(securitySchemesOf(app.server), { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API token or JWT', description: '`Authorization: Bearer <token>`, the token from token login or JWT login. Paste the token alone: Swagger UI adds `Bearer `.' } })
   const res = await me(`Bearer ${valid()}`)
   t.same([res.statusCode, res.body], [200, { user: BOB, jwtError: null }])
   t.same((await me(`bearer ${valid({ iat: undefined })}`)).body, { user: BOB, jwtError: null }, 'iat is optional; the scheme any case')

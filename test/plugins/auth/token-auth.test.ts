@@ -142,7 +142,7 @@ t.test('OpenAPI: the context\'s routes carry bearerAuth, excluded ones and other
   t.same(routeSchemas.get('POST /api/me'), { security: [{ bearerAuth: [] }] })
   t.same(routeSchemas.get('GET /api/health'), undefined)
   t.same(routeSchemas.get('GET /api/docs/*'), undefined)
-  t.same(securitySchemesOf(app.server), { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Authorization: Bearer <token>, from token login or JWT login' } })
+  t.same(securitySchemesOf(app.server), { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'API token or JWT', description: '`Authorization: Bearer <token>`, the token from token login or JWT login. Paste the token alone: Swagger UI adds `Bearer `.' } })
   const plain = Fastify()
   t.teardown(() => plain.close())
   t.same(securitySchemesOf(plain.server), {}, 'an application without auth declares no scheme')
