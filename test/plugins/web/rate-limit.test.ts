@@ -190,6 +190,16 @@ t.test('requests an auth plugin refuses are counted: cookie or token guessing is
   t.strictSame(unknown.map((a) => a.statusCode), [404, 429], 'registered at the root, unknown paths are counted too (path scanning)')
   const tight = [await app.inject('/tight'), await app.inject('/tight')]
   t.strictSame(tight.map((a) => a.statusCode), [200, 429], 'a route with its own limit keeps it, apart from the global count')
+  // A rateLimit inside another's context still limits its routes (in their own hooks, after auth).
+  const nested = Fastify()
+  t.teardown(async () => await nested.close())
+  await nested.register(rateLimit, { max: 100 })
+  await nested.register(async (inner) => {
+    await inner.register(rateLimit, { max: 2 })
+    inner.get('/inner', async () => ({ ok: true }))
+  })
+  const inner = [await nested.inject('/inner'), await nested.inject('/inner'), await nested.inject('/inner')]
+  t.strictSame(inner.map((a) => a.statusCode), [200, 200, 429], 'a nested rateLimit keeps its own limit')
 })
 
 t.test('Redis: two instances share the count', async (t) => {
