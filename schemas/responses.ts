@@ -86,9 +86,13 @@ export function errorResponse (description: string): TSchema {
   return { ...ErrorResponse, 'x-response-description': description }
 }
 
-/** A 503: the database cannot be reached, with `Retry-After`. */
-export const ServiceUnavailableResponse: TSchema = withHeaders(
+/** A 503 whose cause `description` names, with `Retry-After`. */
+const unavailable = (description: string): TSchema =>
   // @fastify/swagger's key for the response's description: the body keeps the error shape as it is.
-  { ...ErrorResponse, 'x-response-description': 'The database cannot be reached or timed out.' },
-  { 'Retry-After': RetryAfterHeader }
-)
+  withHeaders({ ...ErrorResponse, 'x-response-description': description }, { 'Retry-After': RetryAfterHeader })
+
+/** A 503: the database cannot be reached, with `Retry-After`. */
+export const ServiceUnavailableResponse: TSchema = unavailable('The database cannot be reached or timed out.')
+
+/** The 503 of a media upload: the database's, or the media store's (TABLECRUD_ERR_MEDIA_UNAVAILABLE). */
+export const MediaUnavailableResponse: TSchema = unavailable('The database or the media store cannot be reached or timed out.')

@@ -276,6 +276,7 @@ t.test('the OpenAPI document describes both routes, the upload as a multipart bo
   t.match(body, { type: 'object', required: ['column', 'file'], properties: { column: { enum: ['poster'] }, file: { type: 'string', format: 'binary' } } })
   t.match(post.responses['201'], { description: 'Stored: write the key in the column', content: { 'application/json': { schema: { $ref: '#/components/schemas/MediaUploadResponse' } } } })
   t.match(resolve(post.responses['201'].content['application/json'].schema), { properties: { file_key: { type: 'string' } } })
+  t.match(post.responses['503'], { description: 'The database or the media store cannot be reached or timed out.', headers: { 'Retry-After': { schema: { type: 'integer' } } } })
   const get = document.paths['/films/media/url/'].get
   t.same(get.parameters.map((p: { name: string, in: string, required: boolean }) => [p.name, p.in, p.required]), [['column', 'query', true], ['file_key', 'query', true]])
   t.match(resolve(get.responses['200'].content['application/json'].schema), { properties: { file_url: { type: 'string' } } })
