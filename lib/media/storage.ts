@@ -64,7 +64,7 @@ const STORE_CODES = new Set([...CONNECTION_CODES, 'ENETUNREACH', 'EACCES', 'EPER
  * 503 like a database outage (SPEC §1), the store's error as its cause; any other error is
  * returned as it is (the caller's, or a bug).
  */
-export function unavailable (error: unknown): unknown {
+function unavailable (error: unknown): unknown {
   const { code, $metadata: metadata } = error as { code?: unknown, $metadata?: { httpStatusCode?: number } }
   const outage = STORE_CODES.has(code as string) || (metadata?.httpStatusCode ?? 0) >= 500
   return outage ? new TABLECRUD_ERR_MEDIA_UNAVAILABLE({ cause: error }) : error
