@@ -72,6 +72,7 @@ export const TABLECRUD_ERR_MEDIA_BODY_TYPE = make('TABLECRUD_ERR_MEDIA_BODY_TYPE
 export const TABLECRUD_ERR_MEDIA_TOO_LARGE = make('TABLECRUD_ERR_MEDIA_TOO_LARGE', 'The file is larger than %s bytes.', 413)
 export const TABLECRUD_ERR_MEDIA_NOT_FOUND = make('TABLECRUD_ERR_MEDIA_NOT_FOUND', 'No file has the key %s.', 404)
 export const TABLECRUD_ERR_MEDIA_EXISTS = make('TABLECRUD_ERR_MEDIA_EXISTS', 'A file with the key %s already exists.', 409)
+export const TABLECRUD_ERR_MEDIA_UNAVAILABLE = make('TABLECRUD_ERR_MEDIA_UNAVAILABLE', 'The media storage is unavailable; try again shortly.', 503)
 // Registration, like TABLECRUD_ERR_OPTIONS, with the sentence SPEC §5.8 gives word for word
 export const TABLECRUD_ERR_MEDIA_COLUMN = make('TABLECRUD_ERR_MEDIA_COLUMN', 'The column must be a Varchar, Text, or Array.', 500)
 
@@ -156,7 +157,8 @@ interface PgError {
   detail?: string
 }
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'])
+/** Error codes of a server that cannot be reached (the database's, or a media store's). */
+export const CONNECTION_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN'])
 const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|Cannot use a pool after calling end)/
 
 /**

@@ -3,7 +3,7 @@ import { schemaDriftHint } from '../lib/db/check.js'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
   bodyInvalid, bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_MEDIA_TYPE,
-  TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_INTERNAL, type FieldError
+  TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_DB_UNAVAILABLE, TABLECRUD_ERR_INTERNAL, type FieldError
 } from '../lib/errors.js'
 import { databaseHealth } from './database.js'
 
@@ -94,6 +94,8 @@ export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
   return reply.code(clientError.statusCode).type('application/json; charset=utf-8').send(errorBody(clientError))
 }
 
+const DB_UNAVAILABLE = new TABLECRUD_ERR_DB_UNAVAILABLE().code
+
 /** The table of each TableCRUD context, for the log line of a missing column (its SQL names tables by alias). */
 const contextTables = new WeakMap<object, string>()
 
@@ -105,12 +107,13 @@ export function recordContextTable (context: object, table: string): void {
  * The error handler of every context this library owns: coded errors pass through, Fastify's
  * body errors and database errors are mapped, anything else is a generic 500 whose detail
  * goes to the log only. A 503 is expected while the database is away: it is counted by the
- * application's DatabaseHealth (a few warn lines per outage), not logged one by one.
+ * application's DatabaseHealth (a few warn lines per outage), not logged one by one. A media
+ * store's outage (a 503 too) is logged at error with its cause: it is not the database's.
  */
 export function errorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const clientError = toClientError(error, request.headers['content-type'])
   // A table or column missing in the database (42P01, 42703) is named, with the command that lists the differences.
-  if (clientError.statusCode === 503) databaseHealth(request.server).failed(error)
+  if (clientError.code === DB_UNAVAILABLE) databaseHealth(request.server).failed(error)
   else if (clientError.statusCode >= 500) request.log.error({ err: error }, schemaDriftHint(error, contextTables.get(request.server)) ?? 'request failed')
   sendError(reply, clientError)
 }

@@ -103,11 +103,14 @@ export function errorResponse (description: string): TSchema {
   return { ...ErrorResponse, 'x-response-description': description }
 }
 
+/** A 503 whose cause `description` names, with `Retry-After`. */
+const unavailable = (description: string): TSchema => withHeaders(errorResponse(description), { 'Retry-After': RetryAfterHeader })
+
 /** A 503: the database cannot be reached, with `Retry-After`. */
-export const ServiceUnavailableResponse: TSchema = withHeaders(
-  errorResponse('The database cannot be reached or timed out.'),
-  { 'Retry-After': RetryAfterHeader }
-)
+export const ServiceUnavailableResponse: TSchema = unavailable('The database cannot be reached or timed out.')
+
+/** The 503 of a media upload: the database's, or the media store's (TABLECRUD_ERR_MEDIA_UNAVAILABLE). */
+export const MediaUnavailableResponse: TSchema = unavailable('The database or the media store cannot be reached or timed out.')
 
 /** What each error status of the TableCRUD routes means (SPEC §1, §7.3). */
 const MEANINGS = {
@@ -124,8 +127,17 @@ const MEANINGS = {
 
 export type ErrorStatus = keyof typeof MEANINGS | 503
 
+/**
+ * One schema object per status, shared by every route: Fastify's serialisers are kept per
+ * schema object (plugins/crud/compilers.ts).
+ */
+const RESPONSES = new Map<ErrorStatus, TSchema>([
+  ...Object.entries(MEANINGS).map(([status, meaning]): [ErrorStatus, TSchema] => [Number(status) as ErrorStatus, errorResponse(meaning)]),
+  [503, ServiceUnavailableResponse]
+])
+
 /** The error responses of a route, one per status it can answer, in the shape of SPEC §1. */
 export function errorResponses (statuses: readonly ErrorStatus[]): Record<number, TSchema> {
   const sorted = [...new Set(statuses)].sort((a, b) => a - b)
-  return Object.fromEntries(sorted.map((status) => [status, status === 503 ? ServiceUnavailableResponse : errorResponse(MEANINGS[status])]))
+  return Object.fromEntries(sorted.map((status) => [status, RESPONSES.get(status)!]))
 }

@@ -154,7 +154,7 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   t.strictSame(JSON.parse(stdout), { schemes: ['bearerAuth'], paths: 7, sample: 'Dune', whoami: { role: 'editor' } },
     'the document of plain @fastify/swagger builds, and the application\'s own JWT user is request.user')
   const required = await run(process.execPath, ['-e', "const m = require('fastify-tablecrud'); console.log(typeof m.tableCrud, typeof m.openApi, typeof require('fastify-tablecrud/user'))"], { cwd: project })
-  t.equal(required.stdout, 'function function object\n', 'require() loads the package (Node >= 20.19), and its user entry')
+  t.equal(required.stdout, 'function function object\n', 'require() loads the package (Node >= 20.19, so any Node of engines), and its user entry')
 
   // An application that takes TableCRUD's user type instead of declaring its own.
   writeFileSync(join(project, 'opt-in.ts'), OPT_IN_APP)

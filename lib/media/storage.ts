@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import type { Queryable } from '../db/ddl.js'
-import { optionError, TABLECRUD_ERR_MEDIA_COLUMN } from '../errors.js'
+import { CONNECTION_CODES, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
 import { compileFileKeys } from '../sql/media.js'
 import { scalarOf } from '../table/column.js'
 import { tableOf, type Table, type TableColumn } from '../table/table.js'
@@ -56,6 +56,20 @@ function listOption (plugin: string, name: string, value: unknown): readonly str
   return value
 }
 
+/** File-system errors of a folder that cannot be written now: no permission, read-only, full, failing, not a folder. */
+const STORE_CODES = new Set([...CONNECTION_CODES, 'ENETUNREACH', 'EACCES', 'EPERM', 'EROFS', 'ENOSPC', 'EDQUOT', 'EIO', 'ENOTDIR'])
+
+/**
+ * A write the store itself failed (unreachable, a 5xx from S3, a folder that refuses it) is a
+ * 503 like a database outage (SPEC §1), the store's error as its cause; any other error is
+ * returned as it is (the caller's, or a bug).
+ */
+function unavailable (error: unknown): unknown {
+  const { code, $metadata: metadata } = error as { code?: unknown, $metadata?: { httpStatusCode?: number } }
+  const outage = STORE_CODES.has(code as string) || (metadata?.httpStatusCode ?? 0) >= 500
+  return outage ? new TABLECRUD_ERR_MEDIA_UNAVAILABLE({ cause: error }) : error
+}
+
 /**
  * What local and S3 storage share: the file-name rules, key making, and the comparison of the
  * stored files with the keys in the column (SPEC §5.8). Extend it for another store.
@@ -91,7 +105,7 @@ export abstract class MediaStorage {
     const key = checkKey(this.generateFileKey(fileName, options.user))
     const source = data instanceof Readable ? data : isBytes(data) ? Readable.from([data]) : null
     if (source === null) throw new TypeError('storeFile: data must be a Buffer or a readable stream')
-    await this.write(key, source)
+    await this.write(key, source).catch((error: unknown) => { throw unavailable(error) })
     return key
   }
 

@@ -9,6 +9,7 @@ import { checkKey } from '../../lib/media/names.js'
 import { MediaStorage } from '../../lib/media/storage.js'
 import type { Table } from '../../lib/table/table.js'
 import { mediaUploadBody, MediaUploadResponse, mediaUrlQuery, MediaUrlResponse } from '../../schemas/media.js'
+import { MediaUnavailableResponse } from '../../schemas/responses.js'
 import { pathOf, sendError } from '../errors.js'
 import type { CrudContext } from './context.js'
 import { route } from './routing.js'
@@ -100,7 +101,7 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
           description: `Multipart form: \`column\` first, then \`file\`. At most ${maxBytes} bytes. Answers the key to write in the column.`,
           consumes: ['multipart/form-data'],
           body: mediaUploadBody(columns),
-          response: { 201: MediaUploadResponse }
+          response: { 201: MediaUploadResponse, 503: MediaUnavailableResponse }
         }),
         // The body is a stream the handler reads; the schema above is for the document only.
         validatorCompiler: () => (data: unknown) => ({ value: data }),

@@ -92,6 +92,18 @@ const rateLimitPlugin: FastifyPluginAsync<RateLimitOptions> = async function rat
   documentResponses(fastify, { 429: withHeaders(errorResponse('Too many requests from this client: try again after `Retry-After` seconds.'), { 'Retry-After': RetryAfterHeader }) })
 
   await fastify.register(fastifyRateLimit, { ...common, max, timeWindow, allowList, ...(keyGenerator === undefined ? {} : { keyGenerator }), ...storeFor(nameSpace) })
+  // The library counts in a hook of each route, and a route's hooks run after the onRequest
+  // hooks of its contexts: a request an auth plugin refuses (a guessed cookie or token) would
+  // never be counted. The same limiter runs here, as a hook of the context, before any plugin
+  // registered after this one; the route's hook then sees it ran and does nothing. A route
+  // with a `config.rateLimit` of its own keeps only that. A rateLimit nested in another's
+  // context gets the outer one's decorator here (@fastify/rate-limit decorates once per chain
+  // of contexts), a no-op once the outer hook ran: its own limit is counted in the routes'
+  // hooks only, after the auth plugins'.
+  const limit = fastify.rateLimit()
+  fastify.addHook('onRequest', async function (request, reply) {
+    if (request.routeOptions.config.rateLimit === undefined) await limit.call(this, request, reply)
+  })
   if (options.login === false) return
 
   // A second limiter: @fastify/rate-limit runs one limit per request and instance, and the

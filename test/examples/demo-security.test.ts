@@ -51,3 +51,17 @@ t.test('the session login and logout are behind csrf; the bearer APIs are not', 
   t.equal(admin.statusCode, 200, 'nor a bearer write')
   t.equal(jwt.headers['x-ratelimit-limit'], '10', 'the login limit is on the JWT login')
 })
+
+t.test('an anonymous GET /me/ (401) is counted like any request: the 1001st is a 429', async (t) => {
+  const statuses = new Map<number, number>()
+  let first
+  for (let i = 1; i <= 1001; i++) {
+    const res = await app.inject({ url: '/me/', remoteAddress: '10.20.30.40' })
+    first ??= res
+    statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+    if (i === 1001) t.equal(res.statusCode, 429, 'the 1001st')
+  }
+  t.strictSame(Object.fromEntries(statuses), { 401: 1000, 429: 1 })
+  t.equal(first!.headers['x-ratelimit-limit'], '1000', 'the 401 carries the headers')
+  t.equal(first!.headers['x-ratelimit-remaining'], '999')
+})

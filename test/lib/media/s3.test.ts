@@ -193,6 +193,17 @@ t.test('a key S3 fails to delete is an error naming it', async (t) => {
   await t.rejects(storage.bulkDeleteFiles(['a-1.png']), { message: 'S3 did not delete a-1.png (Access Denied)' })
 })
 
+t.test('a write S3 answers with a 5xx is a 503 (the store is down); a 4xx is left as it is', async (t) => {
+  const failing = (status: number, name: string): S3MediaStorage => s3MediaStorage({
+    column: cover,
+    bucket: 'media',
+    client: { send: async () => { throw Object.assign(new Error(name), { name, $metadata: { httpStatusCode: status } }) } }
+  })
+  const down = failing(503, 'SlowDown')
+  await t.rejects(down.storeFile('a.png', Buffer.from('x')), { statusCode: 503, code: 'TABLECRUD_ERR_MEDIA_UNAVAILABLE', cause: { name: 'SlowDown' } })
+  await t.rejects(failing(403, 'AccessDenied').storeFile('a.png', Buffer.from('x')), { name: 'AccessDenied', $metadata: { httpStatusCode: 403 } })
+})
+
 t.test('unused files: the bucket against the column, Array columns unnested', async (t) => {
   const db = await testDatabase(t)
   await createTables(db.pool, [album])

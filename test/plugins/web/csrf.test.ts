@@ -7,6 +7,10 @@ import { csrfNamesOf } from '../../../lib/web/csrf.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { testDatabase } from '../../helpers/db.js'
+import { localMediaStorage } from '../../../lib/media/local.js'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { buildApp } from '../../helpers/app.js'
 
 const TOKEN = 'A'.repeat(43)
@@ -238,4 +242,29 @@ t.test('TableCRUD writes in the context are refused before any route work', asyn
   t.equal((await db.pool.query('SELECT count(*)::int AS n FROM csrf_inject_note')).rows[0].n, 0, 'nothing written')
   const ok = await app.inject({ method: 'POST', url: '/notes/', headers: { cookie, 'x-csrftoken': TOKEN }, payload: { text: 'x' } })
   t.equal(ok.statusCode, 201, 'with the header, the write goes through')
+})
+
+t.test('a multipart form (a media upload) needs the header: its csrftoken field is not read, and nothing is stored', async (t) => {
+  const film = defineTable('csrf_media_film', { poster: column.varchar({ length: 200, null: true }) })
+  const db = await testDatabase(t)
+  const dir = await mkdtemp(join(tmpdir(), 'tc-fix-csrf-media-'))
+  t.teardown(async () => await rm(dir, { recursive: true, force: true }))
+  const storage = localMediaStorage({ column: film.columnMap.get('poster')!, mediaPath: dir })
+  const app = await buildApp(t, db, [film], async (app) => {
+    await app.register(async (site) => {
+      await site.register(csrf)
+      await site.register(tableCrud, { table: film, prefix: '/films', readOnly: false, mediaStorage: [storage] })
+    })
+  })
+  const boundary = 'csrf-boundary'
+  const field = (name: string, value: string): string => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const payload = `${field('csrftoken', TOKEN)}${field('column', 'poster')}--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.png"\r\n\r\npng\r\n--${boundary}--\r\n`
+  const headers = { cookie: `csrftoken=${TOKEN}`, 'content-type': `multipart/form-data; boundary=${boundary}` }
+  const form = await app.inject({ method: 'POST', url: '/films/media/', headers, payload })
+  t.equal(form.statusCode, 403, 'the token in a multipart field, the first one, is not enough')
+  t.strictSame(form.json(), { statusCode: 403, code: 'TABLECRUD_ERR_CSRF', error: 'Forbidden', message: 'The CSRF token wasn\'t found in the form data or header.' })
+  t.strictSame(await readdir(dir), [], 'nothing stored')
+  const script = await app.inject({ method: 'POST', url: '/films/media/', headers: { ...headers, 'x-csrftoken': TOKEN }, payload: payload.replace(field('csrftoken', TOKEN), '') })
+  t.equal(script.statusCode, 201, 'with the header (a page script sending FormData), the upload goes through')
+  t.strictSame(await readdir(dir), [script.json().file_key])
 })

@@ -7,9 +7,11 @@ import { Redis } from 'ioredis'
 import { rateLimit, type RateLimitOptions } from '../../../plugins/web/rate-limit.js'
 import { jwtLogin } from '../../../plugins/auth/jwt-login.js'
 import { tokenLogin } from '../../../plugins/auth/token-login.js'
+import { sessionAuth } from '../../../plugins/auth/session-auth.js'
 import { createUser } from '../../../lib/auth/users.js'
 import { testDatabase } from '../../helpers/db.js'
 import { authApp, createAuthTables } from '../auth/auth-app.js'
+import { createSessionTables } from '../auth/session-app.js'
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 /** This file's Redis keys: tc-c-rate-<random>-..., deleted at the end (never a FLUSH). */
@@ -161,6 +163,43 @@ t.test('the login preset stops a password-guessing loop of 11 attempts on jwtLog
     t.strictSame(right.json(), LIMITED)
     t.equal(right.headers['retry-after'], '900', 'fifteen minutes')
   }
+})
+
+t.test('requests an auth plugin refuses are counted: cookie or token guessing is limited too', async (t) => {
+  const db = await testDatabase(t)
+  await createSessionTables(db)
+  const app = await authApp(t, db, async (app) => {
+    await app.register(async (site) => {
+      await site.register(rateLimit, { max: 3 })
+      await site.register(async (me) => {
+        await me.register(sessionAuth)
+        me.get('/me/', async () => ({ ok: true }))
+      })
+      site.get('/tight', { config: { rateLimit: { max: 1 } } }, async () => ({ ok: true }))
+    })
+  })
+  const answers = []
+  for (let i = 0; i < 4; i++) answers.push(await app.inject({ url: '/me/', headers: { cookie: `id=guess-${i}` } }))
+  t.strictSame(answers.map((a) => a.statusCode), [401, 401, 401, 429], 'three guesses, then refused before the session is looked up')
+  t.strictSame(answers.map((a) => a.headers['x-ratelimit-remaining']), ['2', '1', '0', '0'], 'each refused answer carries the headers')
+  t.strictSame(answers[3]!.json(), LIMITED)
+  const root = Fastify()
+  t.teardown(async () => await root.close())
+  await root.register(rateLimit, { max: 1 })
+  const unknown = [await root.inject('/nowhere'), await root.inject('/nowhere')]
+  t.strictSame(unknown.map((a) => a.statusCode), [404, 429], 'registered at the root, unknown paths are counted too (path scanning)')
+  const tight = [await app.inject('/tight'), await app.inject('/tight')]
+  t.strictSame(tight.map((a) => a.statusCode), [200, 429], 'a route with its own limit keeps it, apart from the global count')
+  // A rateLimit inside another's context still limits its routes (in their own hooks, after auth).
+  const nested = Fastify()
+  t.teardown(async () => await nested.close())
+  await nested.register(rateLimit, { max: 100 })
+  await nested.register(async (inner) => {
+    await inner.register(rateLimit, { max: 2 })
+    inner.get('/inner', async () => ({ ok: true }))
+  })
+  const inner = [await nested.inject('/inner'), await nested.inject('/inner'), await nested.inject('/inner')]
+  t.strictSame(inner.map((a) => a.statusCode), [200, 200, 429], 'a nested rateLimit keeps its own limit')
 })
 
 t.test('Redis: two instances share the count', async (t) => {
