@@ -1,8 +1,6 @@
 import t from 'tap'
-import { buildDemo } from '../../examples/movies/app.js'
 import { totpCode } from '../../lib/auth/totp.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
-import { testDatabase } from '../helpers/db.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 import { freshCode } from '../helpers/totp.js'
 
 /*
@@ -19,12 +17,7 @@ process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const skip = browserMissing() ?? false
 
 t.test('sign up, log in, set up MFA, log out, log in with a code, change the password, log in again', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const browser = await launchChromium()
-  t.teardown(async () => await browser.close())
+  const { app, base, browser } = await demoInBrowser(t)
   const { page, context, violations, errors, requested } = await watchedPage(browser, { csp: "default-src 'self'" })
   const sessions = async (): Promise<number> =>
     (await app.pg.query('SELECT count(*)::int AS n FROM auth_session s JOIN auth_user u ON u.id = s."user" WHERE u.username = $1', ['ada'])).rows[0].n

@@ -2,9 +2,7 @@ import t from 'tap'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildDemo } from '../../examples/movies/app.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
-import { testDatabase } from '../helpers/db.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * Swagger UI in a real browser: the demo's /docs renders every table's operations, and "Try it
@@ -16,16 +14,11 @@ const skip = browserMissing() ?? false
 const TABLES = ['movie', 'director', 'studio', 'role']
 
 t.test('Swagger UI at /docs shows every table and runs "Try it out" on the movies list', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const { app, base, browser } = await demoInBrowser(t)
   const document = (await app.inject('/docs/json')).json() as { paths: Record<string, Record<string, { tags?: string[] }>> }
   const dir = await mkdtemp(join(tmpdir(), 'tablecrud-docs-'))
   t.teardown(async () => await rm(dir, { recursive: true, force: true }))
 
-  const browser = await launchChromium()
-  t.teardown(async () => await browser.close())
   const { page, requested, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } })
 
   await page.goto(`${base}/docs/`)

@@ -2,9 +2,8 @@ import t from 'tap'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
-import { testDatabase } from '../helpers/db.js'
+import { DEMO_USER } from '../../examples/movies/app.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * The demo's poster upload from Swagger UI, in a real browser: authorize with a token, "Try it
@@ -18,17 +17,12 @@ process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const skip = browserMissing() ?? false
 
 t.test('Swagger UI uploads a poster through the multipart form', { skip }, async (t) => {
-  const db = await testDatabase(t)
   const mediaPath = await mkdtemp(join(tmpdir(), 'tc-f-swagger-media-'))
   t.teardown(async () => await rm(mediaPath, { recursive: true, force: true }))
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, mediaPath })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const { app, base, browser } = await demoInBrowser(t, { mediaPath })
   const login = await app.inject({ method: 'POST', url: '/login/token', payload: DEMO_USER })
   const token = login.json().token as string
 
-  const browser = await launchChromium()
-  t.teardown(async () => await browser.close())
   const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } })
 
   await page.goto(`${base}/docs/`)

@@ -1,7 +1,6 @@
 import t from 'tap'
-import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
-import { testDatabase } from '../helpers/db.js'
+import { DEMO_USER } from '../../examples/movies/app.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * Session login in a real browser, against the demo: the form at /login/, the cookie, the page
@@ -14,12 +13,7 @@ import { testDatabase } from '../helpers/db.js'
 const skip = browserMissing() ?? false
 
 t.test('log in through the form, see /me/, log out, be refused again', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const browser = await launchChromium()
-  t.teardown(async () => await browser.close())
+  const { app, base, browser } = await demoInBrowser(t)
   const { page, context, violations, errors, requested } = await watchedPage(browser, { csp: "default-src 'self'" })
 
   let response = await page.goto(`${base}/me/`)

@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs'
+import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { buildDemo, type DemoOptions } from '../../examples/movies/app.js'
+import { testDatabase } from './db.js'
 
 /**
  * Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). CHROMIUM_PATH
@@ -58,4 +61,17 @@ export async function watchedPage (browser: Browser, { csp, viewport }: { csp?: 
   page.on('pageerror', (error) => { errors.push(error.message) })
   page.on('request', (request) => { requested.push(request.url()) })
   return { page, context, violations, errors, requested }
+}
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+/** The demo on the test database, listening at `base` on an ephemeral port, and a browser; both closed after `t`. */
+export async function demoInBrowser (t: Teardown, options: Partial<DemoOptions> = {}): Promise<{ app: FastifyInstance, base: string, browser: Browser }> {
+  const db = await testDatabase(t)
+  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, ...options })
+  t.teardown(async () => await app.close())
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const browser = await launchChromium()
+  t.teardown(async () => await browser.close())
+  return { app, base, browser }
 }
