@@ -141,18 +141,33 @@ function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): str
   return `${fields === null ? '*' : fields.map((f) => f.name).join(',')}|${readable}`
 }
 
+/** The cache key of what a list query filters, selects and orders by. */
+function listKey (query: ListQuery): string {
+  return `${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+}
+
+/**
+ * What every SELECT of a list query's rows is made of: the select list and its shape, the joins
+ * it and the order need, the ORDER BY, and the WHERE (its values bound in `params`).
+ */
+function listParts<I extends { readonly filters: readonly Filter[] }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
+{ list: string, shape: Shape, joins: Joins, order: string, filter: string } {
+  const joins = new Joins()
+  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+  const order = orderBy(query.order, joins)
+  const filter = where(params, query.filters, (input) => input.filters)
+  return { list, shape, joins, order, filter }
+}
+
 /**
  * GET `/`: one statement, with the total of the filtered rows as a window column when asked
  * for (SPEC §2.3), so the page and its total take one round trip.
  */
 export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boolean): ListStatement {
-  const key = `list|${withTotal}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const key = `list|${withTotal}|${listKey(query)}`
   const { text, shape, params } = listCache(ctx, key, () => {
     const params = new Params<Page>()
-    const joins = new Joins()
-    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-    const order = orderBy(query.order, joins)
-    const filter = where(params, query.filters, (page) => page.filters)
+    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
     const limit = params.add((page) => page.limit)
     const offset = params.add((page) => page.offset)
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
@@ -186,15 +201,12 @@ const keysetCache = shapeCache<Keyset>()
  */
 export function compileKeyset (ctx: QueryContext, query: ListQuery, after: ReadonlyArray<string | null> | null, limit: number): KeysetStatement {
   const nulls = after === null ? 'first' : after.map((v) => v === null ? 'n' : 'v').join('')
-  const key = `keyset|${nulls}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const key = `keyset|${nulls}|${listKey(query)}`
   const { text, shape, params } = keysetCache(ctx, key, () => {
     const params = new Params<Keyset>()
-    const joins = new Joins()
-    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
     const columns = query.order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)}`)
     const keys = columns.map((c, i) => `${c}::text AS ${sortKeyAlias(i)}`).join(', ')
-    const order = orderBy(query.order, joins)
-    const filter = where(params, query.filters, (input) => input.filters)
     let seek = ''
     if (after !== null) {
       // Values are fetched by position; NULL ones have no parameter.
@@ -223,13 +235,10 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
  * `limit` rows when the table sets `maxExportRows`.
  */
 export function compileExport (ctx: QueryContext, query: ListQuery, limit: number | null): SelectStatement {
-  const key = `export|${limit === null}|${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  const key = `export|${limit === null}|${listKey(query)}`
   const { text, shape, params } = listCache(ctx, key, () => {
     const params = new Params<Page>()
-    const joins = new Joins()
-    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-    const order = orderBy(query.order, joins)
-    const filter = where(params, query.filters, (page) => page.filters)
+    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
     const cap = limit === null ? '' : ` LIMIT ${params.add((page) => page.limit)}`
     return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
   })

@@ -1,4 +1,4 @@
-import { Type, type TSchema } from '@sinclair/typebox'
+import { Type, type StringOptions, type TSchema } from '@sinclair/typebox'
 import { quoteLiteral } from '../sql/identifier.js'
 import {
   DECIMAL_TEXT, formatInterval, formatTime, formatTimestamp, formatTimestamptz, nowTime,
@@ -176,6 +176,21 @@ const integer = {
   schema: () => Type.Integer(INT32)
 }
 
+/** What the types whose values are JSON numbers share (but serial): ordered, 0 when blank. */
+const number = {
+  write: same,
+  operators: ordered,
+  matches: false,
+  orders: true,
+  sqlBlank: '0',
+  blank: () => 0,
+  literal: numberLiteral,
+  wire: same,
+  now: null,
+  widget: null,
+  read: null
+} as const
+
 const text = {
   check: noCheck,
   parse: parseText,
@@ -198,6 +213,67 @@ const NOW = "(now() AT TIME ZONE 'utc')"
 const TODAY = "((now() AT TIME ZONE 'utc')::date)"
 const CLOCK = "((now() AT TIME ZONE 'utc')::time)"
 const INT16 = { minimum: -32768, maximum: 32767 } as const
+
+/**
+ * The parts of a type whose values are strings that `parse` checks and makes canonical: a filter
+ * value, a body value (refused as "must be <form>") and a declared default (a quoted literal).
+ */
+function canonical (parse: (value: unknown) => string | undefined, form: string): Pick<ColumnTypeDescriptor, 'parse' | 'form' | 'write' | 'literal'> {
+  return {
+    parse: (_column, text) => parse(text),
+    form: words(form),
+    write: (_column, value) => {
+      const text = parse(value)
+      if (text === undefined) throw new ValueError(`must be ${form}`)
+      return text
+    },
+    literal: (_column, value) => {
+      const text = parse(value)
+      return text === undefined ? undefined : quoteLiteral(text)
+    }
+  }
+}
+
+/** What sets one clock type (a date, a time, a timestamp) apart from the others. */
+interface Clock {
+  readonly sql: string
+  /** The canonical text of a value, or undefined when it is not one. */
+  readonly parse: (value: unknown) => string | undefined
+  readonly expected: string
+  /** What a value is, as OpenAPI and a write's refusal ("must be ...") word it. */
+  readonly form: string
+  /** The JSON Schema of a value in a body (out, any string: the database wrote it). */
+  readonly schemaIn: StringOptions
+  /** `now`, in SQL and as a wire value: a declared default `'now'` and the blank of a NOT NULL column. */
+  readonly sqlNow: string
+  readonly now: () => string
+  /** A declared default other than `'now'`, in wire form. */
+  readonly wire: (value: unknown) => unknown
+  readonly read: WireParser
+}
+
+/** The descriptor of a clock type: ordered, a value `now` wherever a default is declared. */
+function clock ({ sql, parse, expected, form, schemaIn, sqlNow, now, wire, read }: Clock): ColumnTypeDescriptor {
+  const values = canonical(parse, form)
+  return {
+    sql: fixed(sql),
+    check: noCheck,
+    key: null,
+    ...values,
+    expected: words(expected),
+    schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String(schemaIn),
+    operators: ordered,
+    matches: false,
+    orders: true,
+    sqlBlank: sqlNow,
+    blank: now,
+    literal: (column, value) => value === 'now' ? sqlNow : values.literal(column, value),
+    wire: (_column, value) => value === 'now' ? now() : wire(value),
+    now,
+    widget: null,
+    read
+  }
+}
 const BIGINT_PATTERN = '^[+-]?\\d+$'
 
 export const COLUMN_TYPES = {
@@ -226,6 +302,7 @@ export const COLUMN_TYPES = {
   },
   integer: {
     ...integer,
+    ...number,
     sql: fixed('integer'),
     check: noCheck,
     key: {
@@ -234,20 +311,10 @@ export const COLUMN_TYPES = {
       referencedAs: fixed('integer'),
       assigned: false,
       sqlDefault: null
-    },
-    write: same,
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    }
   },
   real: {
+    ...number,
     sql: fixed('real'),
     check: noCheck,
     key: null,
@@ -258,17 +325,7 @@ export const COLUMN_TYPES = {
       if (typeof value === 'number') refuse(realProblem(value))
       return value
     },
-    schema: () => Type.Number(),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Number()
   },
   numeric: {
     sql: (column) => `numeric(${column.digits![0]}, ${column.digits![1]})`,
@@ -351,42 +408,25 @@ export const COLUMN_TYPES = {
     widget: null,
     read: null
   },
-  timestamp: {
-    sql: fixed('timestamp'),
-    check: noCheck,
-    key: null,
-    parse: (_column, text) => parseTimestamp(text),
-    expected: words('ISO 8601 date or date-time'),
-    form: words('an ISO 8601 date or date-time'),
-    write: (_column, value) => {
-      const text = parseTimestamp(value as string)
-      if (text === undefined) throw new ValueError('must be an ISO 8601 date or date-time')
-      return text
-    },
+  timestamp: clock({
+    sql: 'timestamp',
+    parse: (value) => typeof value === 'string' ? parseTimestamp(value) : undefined,
+    expected: 'ISO 8601 date or date-time',
+    form: 'an ISO 8601 date or date-time',
     // No pattern out: fast-json-stringify tests anyOf branches, and `infinity` must still serialise.
-    schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ pattern: TIMESTAMP_IN.source }),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: NOW,
-    blank: () => nowTimestamp(),
-    literal: (_column, value) => {
-      if (value === 'now') return NOW
-      const text = typeof value === 'string' ? parseTimestamp(value) : undefined
-      return text === undefined ? undefined : quoteLiteral(text)
-    },
-    wire: (_column, value) => {
-      if (value === 'now') return nowTimestamp()
+    schemaIn: { pattern: TIMESTAMP_IN.source },
+    sqlNow: NOW,
+    now: nowTimestamp,
+    wire: (value) => {
       const text = typeof value === 'string' ? parseTimestamp(value) : undefined
       // parseTimestamp always writes six fraction digits; the wire form drops a zero fraction.
       return text === undefined ? value : formatTimestamp(text.replace(/\.0{6}$/, ''))
     },
-    now: nowTimestamp,
-    widget: null,
     // Never a JS Date, which drops microseconds and applies the local zone.
     read: { oid: 1114, arrayOid: 1115, parse: formatTimestamp }
-  },
+  }),
   smallInt: {
+    ...number,
     sql: fixed('smallint'),
     check: noCheck,
     key: {
@@ -399,18 +439,7 @@ export const COLUMN_TYPES = {
     parse: (_column, text) => parseSmallInt(text),
     expected: words('16-bit integer'),
     form: words('an integer'),
-    write: same,
-    schema: () => Type.Integer(INT16),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Integer(INT16)
   },
   bigInt: {
     sql: fixed('bigint'),
@@ -447,24 +476,14 @@ export const COLUMN_TYPES = {
     read: null
   },
   doublePrecision: {
+    ...number,
     sql: fixed('double precision'),
     check: noCheck,
     key: null,
     parse: (_column, text) => parseReal(text),
     expected: words('number'),
     form: words('a number'),
-    write: same,
-    schema: () => Type.Number(),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: '0',
-    blank: () => 0,
-    literal: numberLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    schema: () => Type.Number()
   },
   uuid: {
     sql: fixed('uuid'),
@@ -477,135 +496,69 @@ export const COLUMN_TYPES = {
       // A client may name the key; left out, the database makes a random one.
       sqlDefault: 'gen_random_uuid()'
     },
-    parse: (_column, text) => parseUuid(text),
+    ...canonical(parseUuid, 'a UUID'),
     expected: words('UUID'),
-    form: words('a UUID'),
-    write: (_column, value) => {
-      const uuid = parseUuid(value)
-      if (uuid === undefined) throw new ValueError('must be a UUID')
-      return uuid
-    },
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ format: 'uuid' }),
     operators: unordered,
     matches: false,
     orders: false,
     sqlBlank: null,
     blank: () => null,
-    literal: (_column, value) => { const uuid = parseUuid(value); return uuid === undefined ? undefined : quoteLiteral(uuid) },
     wire: (_column, value) => parseUuid(value) ?? value,
     now: null,
     widget: null,
     read: null
   },
-  date: {
-    sql: fixed('date'),
-    check: noCheck,
-    key: null,
-    parse: (_column, text) => parseDate(text),
-    expected: words('date (YYYY-MM-DD)'),
-    form: words('a date, YYYY-MM-DD'),
-    write: (_column, value) => {
-      const date = parseDate(value)
-      if (date === undefined) throw new ValueError('must be a date, YYYY-MM-DD')
-      return date
-    },
-    schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ format: 'date' }),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: TODAY,
-    blank: today,
-    literal: (_column, value) => {
-      if (value === 'now') return TODAY
-      const date = parseDate(value)
-      return date === undefined ? undefined : quoteLiteral(date)
-    },
-    wire: (_column, value) => value === 'now' ? today() : value,
+  date: clock({
+    sql: 'date',
+    parse: parseDate,
+    expected: 'date (YYYY-MM-DD)',
+    form: 'a date, YYYY-MM-DD',
+    schemaIn: { format: 'date' },
+    sqlNow: TODAY,
     now: today,
-    widget: null,
+    wire: (value) => value,
     // pg's own reader makes a JS Date at local midnight: the day can move.
     read: { oid: 1082, arrayOid: 1182, parse: (text) => text }
-  },
-  time: {
-    sql: fixed('time'),
-    check: noCheck,
-    key: null,
-    parse: (_column, text) => parseTime(text),
-    expected: words('time (HH:MM:SS[.ffffff])'),
-    form: words('a time, HH:MM:SS[.ffffff]'),
-    write: (_column, value) => {
-      const time = parseTime(value)
-      if (time === undefined) throw new ValueError('must be a time, HH:MM:SS[.ffffff]')
-      return time
-    },
-    schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ description: 'HH:MM:SS[.ffffff]' }),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: CLOCK,
-    blank: nowTime,
-    literal: (_column, value) => {
-      if (value === 'now') return CLOCK
-      const time = parseTime(value)
-      return time === undefined ? undefined : quoteLiteral(time)
-    },
-    wire: (_column, value) => value === 'now' ? nowTime() : parseTime(value) ?? value,
+  }),
+  time: clock({
+    sql: 'time',
+    parse: parseTime,
+    expected: 'time (HH:MM:SS[.ffffff])',
+    form: 'a time, HH:MM:SS[.ffffff]',
+    schemaIn: { description: 'HH:MM:SS[.ffffff]' },
+    sqlNow: CLOCK,
     now: nowTime,
-    widget: null,
+    wire: (value) => parseTime(value) ?? value,
     read: { oid: 1083, arrayOid: 1183, parse: formatTime }
-  },
-  timestamptz: {
-    sql: fixed('timestamptz'),
-    check: noCheck,
-    key: null,
-    parse: (_column, text) => parseTimestamptz(text),
-    expected: words('ISO 8601 date-time with Z or an offset'),
-    form: words('an ISO 8601 date-time with Z or an offset'),
-    write: (_column, value) => {
-      const text = parseTimestamptz(value)
-      if (text === undefined) throw new ValueError('must be an ISO 8601 date-time with Z or an offset')
-      return text
-    },
-    schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ format: 'date-time' }),
-    operators: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: 'now()',
-    blank: nowTimestamptz,
-    literal: (_column, value) => {
-      if (value === 'now') return 'now()'
-      const text = parseTimestamptz(value)
-      return text === undefined ? undefined : quoteLiteral(text)
-    },
-    wire: (_column, value) => {
-      if (value === 'now') return nowTimestamptz()
+  }),
+  timestamptz: clock({
+    sql: 'timestamptz',
+    parse: parseTimestamptz,
+    expected: 'ISO 8601 date-time with Z or an offset',
+    form: 'an ISO 8601 date-time with Z or an offset',
+    schemaIn: { format: 'date-time' },
+    sqlNow: 'now()',
+    now: nowTimestamptz,
+    wire: (value) => {
       const text = parseTimestamptz(value)
       return text === undefined ? value : formatTimestamptz(text)
     },
-    now: nowTimestamptz,
-    widget: null,
     // Never a JS Date: microseconds stay, and the session's zone is turned into UTC.
     read: { oid: 1184, arrayOid: 1185, parse: formatTimestamptz }
-  },
+  }),
   interval: {
     sql: fixed('interval'),
     check: noCheck,
     key: null,
-    parse: (_column, text) => parseInterval(text),
+    ...canonical(parseInterval, 'an ISO 8601 duration such as P1DT2H'),
     expected: words('ISO 8601 duration (P1DT2H)'),
-    form: words('an ISO 8601 duration such as P1DT2H'),
-    write: (_column, value) => {
-      const text = parseInterval(value)
-      if (text === undefined) throw new ValueError('must be an ISO 8601 duration such as P1DT2H')
-      return text
-    },
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ description: 'ISO 8601 duration, such as P1DT2H' }),
     operators: ordered,
     matches: false,
     orders: true,
     sqlBlank: "'PT0S'",
     blank: () => 'PT0S',
-    literal: (_column, value) => { const text = parseInterval(value); return text === undefined ? undefined : quoteLiteral(text) },
     wire: same,
     now: null,
     widget: null,

@@ -5,8 +5,7 @@ import { changeUserPassword, checkPasswordChange } from '../../lib/auth/accounts
 import { changePasswordPage, type ChangePasswordPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
-import { refuseMethod } from './login-routes.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption
 } from './options.js'
@@ -36,8 +35,6 @@ export interface ChangePasswordOptions extends PoolOptions {
 }
 
 const NAME = 'changePassword'
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
 const CHANGE_BODY = {
   type: 'object',
   properties: {
@@ -81,24 +78,17 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
   const page = (request: FastifyRequest, message: string | null = null): string =>
     template({ ...pageBase(request, 'Change password'), message, minPasswordLength: minLength })
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { operationId: ids.page, summary: 'The change-password page', tags: ['accounts'], response: { 200: HTML_PAGE, 303: { description: 'No user: sent to loginUrl', type: 'null' } } },
     handler: async (request, reply) => {
       if (request.user === null || request.user.id === null) return reply.redirect(loginUrl, 303)
       return sendPage(reply, 200, page(request))
     }
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
-    config: { tablecrudLogin: true },
+  }, {
     schema: {
       operationId: ids.action,
       summary: "Change the user's password; ends every session of the user",
       tags: ['accounts'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: CHANGE_BODY,
       response: {
         200: MESSAGE,
@@ -110,7 +100,6 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
         })
       }
     },
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))
       const user = request.user
@@ -132,6 +121,4 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
       return { message: 'Password changed' }
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

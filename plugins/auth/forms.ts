@@ -1,10 +1,11 @@
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
 import type { FormPageData } from '../../lib/html/index.js'
 import { errorHandler, sendError } from '../errors.js'
 import type {} from '../web/types.js'
 import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import { claimOperationIds } from '../operation-ids.js'
+import { refuseMethod } from './login-routes.js'
 
 /**
  * The plumbing of the browser-facing auth plugins (SPEC §5): bodies that are JSON or
@@ -13,6 +14,11 @@ import { claimOperationIds } from '../operation-ids.js'
  */
 
 const FORM = 'application/x-www-form-urlencoded'
+
+/** The OpenAPI response of a page. */
+export const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
+/** A JSON answer that only says what happened. */
+export const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
 
 /**
  * @fastify/cookie in this context unless it (or an integrator's registration above it) is
@@ -97,4 +103,28 @@ export function refuseForm (request: FastifyRequest, reply: FastifyReply, error:
   if (!wantsPage(request)) return sendError(reply, error)
   // Every error a form route refuses with is one of lib/errors.ts, which carry their status.
   return sendPage(reply, (error as Error & { statusCode: number }).statusCode, page(error.message))
+}
+
+/** One route of a form, at the context's prefix: its schema and handler. */
+export type FormRoute = Omit<RouteOptions, 'method' | 'url'>
+
+/**
+ * The routes of a form at the context's prefix: GET (and HEAD) the page; POST the form, as JSON
+ * or urlencoded, under the rateLimit plugin's login limit (SPEC §5.7); a 405 naming those for
+ * the other methods. The body schema of the POST documents it and the handler reads the body
+ * itself: the SPEC orders the checks (a CAPTCHA first), words each refusal (a missing field is a
+ * 422 with its message), and a repeated form field must not pass as one of its values.
+ */
+export function formRoutes (fastify: FastifyInstance, page: FormRoute, submit: FormRoute): void {
+  fastify.route({ ...page, method: 'GET', url: '/' })
+  fastify.route({
+    config: { tablecrudLogin: true },
+    validatorCompiler: () => () => true,
+    ...submit,
+    schema: { consumes: ['application/json', FORM], ...submit.schema },
+    method: 'POST',
+    url: '/'
+  })
+  const refuse = refuseMethod('GET, HEAD, POST')
+  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

@@ -14,8 +14,7 @@ import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
 import { errorResponse } from '../../schemas/responses.js'
 import { stringField } from './credentials.js'
-import { formContext, formErrors, formOperationIds, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
-import { refuseMethod } from './login-routes.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { databaseOf, tableOption, templateOption } from './options.js'
 
 /**
@@ -32,8 +31,6 @@ export interface MfaSetupOptions extends PoolOptions {
 }
 
 const NAME = 'mfaSetup'
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
 const ENROLLMENT = {
   type: 'object',
   properties: {
@@ -134,13 +131,36 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
     return enrollment === null ? state(ENROLLED) : { enrollment }
   }
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { operationId: ids.page, summary: 'The MFA set-up page', tags: ['mfa'], response: { 200: HTML_PAGE, 401: errorResponse('Not logged in.') } },
     handler: async (request, reply) => {
       if (userOf(request) === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
       return sendPage(reply, 200, await page(request))
+    }
+  }, {
+    schema: {
+      operationId: ids.action,
+      summary: 'Set up, confirm or revoke MFA with an authenticator app',
+      tags: ['mfa'],
+      body: MFA_BODY,
+      response: {
+        200: { oneOf: [ENROLLMENT, MESSAGE] },
+        ...formErrors({ 400: 'The body is not valid JSON, or the action is unknown.', 401: 'Not logged in, or the password is wrong.', 409: 'The action does not fit the MFA state (already set up, or nothing to confirm).', 422: 'The code is invalid.' })
+      }
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      const user = userOf(request)
+      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
+      const outcome = await act(user, request.body)
+      if (outcome instanceof Error) {
+        const html = wantsPage(request) ? await page(request, { message: outcome.message }) : ''
+        return refuseForm(request, reply, outcome, () => html)
+      }
+      if (wantsPage(request)) {
+        const shown = 'enrollment' in outcome ? { enrollment: outcome.enrollment } : { notice: outcome.message }
+        return sendPage(reply, 200, await page(request, shown))
+      }
+      return 'enrollment' in outcome ? outcome.enrollment : outcome
     }
   })
   fastify.route({
@@ -160,37 +180,4 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       return reply.type('image/png').send(await qrCodePng(pending.otpauth_url))
     }
   })
-  fastify.route({
-    method: 'POST',
-    url: '/',
-    config: { tablecrudLogin: true },
-    schema: {
-      operationId: ids.action,
-      summary: 'Set up, confirm or revoke MFA with an authenticator app',
-      tags: ['mfa'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
-      body: MFA_BODY,
-      response: {
-        200: { oneOf: [ENROLLMENT, MESSAGE] },
-        ...formErrors({ 400: 'The body is not valid JSON, or the action is unknown.', 401: 'Not logged in, or the password is wrong.', 409: 'The action does not fit the MFA state (already set up, or nothing to confirm).', 422: 'The code is invalid.' })
-      }
-    },
-    validatorCompiler: () => () => true,
-    handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const user = userOf(request)
-      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
-      const outcome = await act(user, request.body)
-      if (outcome instanceof Error) {
-        const html = wantsPage(request) ? await page(request, { message: outcome.message }) : ''
-        return refuseForm(request, reply, outcome, () => html)
-      }
-      if (wantsPage(request)) {
-        const shown = 'enrollment' in outcome ? { enrollment: outcome.enrollment } : { notice: outcome.message }
-        return sendPage(reply, 200, await page(request, shown))
-      }
-      return 'enrollment' in outcome ? outcome.enrollment : outcome
-    }
-  })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

@@ -7,8 +7,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
-import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
-import { refuseMethod } from './login-routes.js'
+import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
 
@@ -36,7 +35,6 @@ export interface RegisterOptions extends PoolOptions {
 }
 
 const NAME = 'register'
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
 const REGISTER_BODY = {
   type: 'object',
   properties: {
@@ -109,21 +107,14 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
     captchaField: options.captcha?.field ?? null
   })
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { operationId: ids.page, summary: 'The sign-up page', tags: ['accounts'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
-    config: { tablecrudLogin: true },
+  }, {
     schema: {
       operationId: ids.action,
       summary: 'Sign up: creates a user (no session)',
       tags: ['accounts'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: REGISTER_BODY,
       response: {
         201: CREATED,
@@ -135,9 +126,6 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
         })
       }
     },
-    // The schema documents the body; the handler reads it, because the SPEC orders the checks
-    // (CAPTCHA first) and words each refusal.
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))
       if (readOnly) {
@@ -157,6 +145,4 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
       return reply.code(201).send(created)
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

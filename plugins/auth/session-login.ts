@@ -9,9 +9,8 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import type {} from '../web/types.js'
-import { refuseMethod } from './login-routes.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
 } from './options.js'
@@ -101,9 +100,6 @@ const LOGIN_BODY = {
   required: ['username', 'password']
 } as const
 
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
-
 /**
  * Session login (SPEC §5.1): GET at the prefix is the login page; POST `{ username, password }`
  * (JSON or a form) checks, in order, missing fields (422), the `preLogin` hooks, the CAPTCHA,
@@ -160,20 +156,14 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
     return await refusal(hooks.loginSuccess, username, user.id!) ?? { id: user.id! }
   }
 
-  fastify.route({
-    method: 'GET',
-    url: '/',
+  formRoutes(fastify, {
     schema: { operationId: ids.page, summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
-  })
-  fastify.route({
-    method: 'POST',
-    url: '/',
+  }, {
     schema: {
       operationId: ids.action,
       summary: 'Log in with a username and password; starts a session (cookie)',
       tags: ['sessions'],
-      consumes: ['application/json', 'application/x-www-form-urlencoded'],
       body: LOGIN_BODY,
       response: {
         200: MESSAGE,
@@ -181,11 +171,6 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
         ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
       }
     },
-    // The rateLimit plugin's login limit applies (SPEC §5.7).
-    config: { tablecrudLogin: true },
-    // The schema documents the body; the handler reads it, because a missing field is a 422
-    // with the SPEC's message and a repeated form field must not pass as one of its values.
-    validatorCompiler: () => () => true,
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)
       if (result instanceof Error) return refuseForm(request, reply, result, (message) => page(request, message))
@@ -198,6 +183,4 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
       return { message: 'logged in' }
     }
   })
-  const refuse = refuseMethod('GET, HEAD, POST')
-  fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

@@ -4,7 +4,7 @@ import { deleteSession } from '../../lib/auth/sessions.js'
 import { logoutPage, type LogoutPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { refuseMethod } from './login-routes.js'
 import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption } from './options.js'
 import type { PoolOptions } from '../database.js'
@@ -25,8 +25,6 @@ export interface SessionLogoutOptions extends PoolOptions {
 }
 
 const NAME = 'sessionLogout'
-const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
-const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
 
 /**
  * Session logout (SPEC §5.1): GET at the prefix is a page with a logout button; POST ends the

@@ -1,49 +1,13 @@
 import t from 'tap'
-import { Readable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { verifyPassword } from '../../lib/auth/password.js'
-import { main } from '../../bin/main.js'
+import { cliHarness, type Run } from '../helpers/cli.js'
 import { testDatabase } from '../helpers/db.js'
 
 // Read by the password hashing of the process the command line runs in: this one.
 process.env.TABLECRUD_BCRYPT_COST = '4'
 
 const db = await testDatabase(t)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-/**
- * Runs one short-lived connection: the embedded server serves one connection at a time, and
- * the command line needs its own while no other is open.
- */
-async function sql<T> (fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: db.connectionString })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
-
-interface Run { code: number | null, stdout: string, stderr: string }
-
-/**
- * Runs the command line in this process, as a user would, answering its questions through
- * stdin; one at a time (the embedded server takes one connection).
- */
-async function cli (args: string[], input = '', env: Record<string, string | undefined> = {}): Promise<Run> {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(args, {
-    env: { DATABASE_URL: db.connectionString, ...env },
-    cwd: ROOT,
-    stdin: Readable.from([input]),
-    stdout: { write: (text: string) => { stdout += text } },
-    stderr: { write: (text: string) => { stderr += text } }
-  })
-  return { code, stdout, stderr }
-}
+const { sql, cli } = cliHarness(db.connectionString)
 
 async function runAll (runs: Array<[string[], string?]>): Promise<Run[]> {
   const out: Run[] = []

@@ -1,12 +1,6 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { chromium } from 'playwright-core'
-import { buildDemo } from '../../examples/movies/app.js'
 import { totpCode } from '../../lib/auth/totp.js'
-import { testDatabase } from '../helpers/db.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 import { freshCode } from '../helpers/totp.js'
 
 /*
@@ -17,37 +11,14 @@ import { freshCode } from '../helpers/totp.js'
  * `Content-Security-Policy: default-src 'self'`, and no violation may be reported.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 
 /** A skipped test, with its reason in tap's summary, when there is no browser to drive: never a pass. */
-const skip = existsSync(CHROMIUM) ? false : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
+const skip = browserMissing() ?? false
 
 t.test('sign up, log in, set up MFA, log out, log in with a code, change the password, log in again', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const dir = await mkdtemp(join(tmpdir(), 'tablecrud-accounts-'))
-  t.teardown(async () => await rm(dir, { recursive: true, force: true }))
-
-  const browser = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync']
-  })
-  t.teardown(async () => await browser.close())
-  const page = browser.pages()[0] ?? await browser.newPage()
-  page.setDefaultTimeout(20000)
-  await page.route('**/*', async (route) => {
-    const response = await route.fetch({ maxRedirects: 0 })
-    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': "default-src 'self'" } })
-  })
-  const requested: string[] = []
-  page.on('request', (request) => { requested.push(request.url()) })
-  const problems: string[] = []
-  page.on('pageerror', (error) => { problems.push(error.message) })
-  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) problems.push(message.text()) })
+  const { app, base, browser } = await demoInBrowser(t)
+  const { page, context, violations, errors, requested } = await watchedPage(browser, { csp: "default-src 'self'" })
   const sessions = async (): Promise<number> =>
     (await app.pg.query('SELECT count(*)::int AS n FROM auth_session s JOIN auth_user u ON u.id = s."user" WHERE u.username = $1', ['ada'])).rows[0].n
   const submit = async (url: string, button = 'button[type=submit]'): Promise<void> => {
@@ -118,7 +89,7 @@ t.test('sign up, log in, set up MFA, log out, log in with a code, change the pas
   await logIn('first-password', totpCode(secret))
   t.equal(page.url(), `${base}/me/`, 'logged in with the TOTP code')
   t.equal(await sessions(), 1)
-  const oldSession = (await browser.cookies(base)).find((c) => c.name === 'id')!.value
+  const oldSession = (await context.cookies(base)).find((c) => c.name === 'id')!.value
 
   // Change the password: every session ends
   await page.goto(`${base}/change-password/`)
@@ -133,7 +104,7 @@ t.test('sign up, log in, set up MFA, log out, log in with a code, change the pas
   await page.fill('#confirm_new_password', 'second-password')
   await submit(`${base}/login/`)
   t.equal(await sessions(), 0, 'every session of the user is gone')
-  t.equal((await browser.cookies(base)).find((c) => c.name === 'id'), undefined, 'the cookie is cleared')
+  t.equal((await context.cookies(base)).find((c) => c.name === 'id'), undefined, 'the cookie is cleared')
   const replay = await app.inject({ url: '/me/', cookies: { id: oldSession } })
   t.equal(replay.statusCode, 401, 'the old session cookie no longer opens anything')
   response = await page.goto(`${base}/me/`)
@@ -149,5 +120,5 @@ t.test('sign up, log in, set up MFA, log out, log in with a code, change the pas
   t.equal(await page.locator('.message').textContent(), 'MFA failed', 'a recovery code works once')
 
   t.strictSame(requested.filter((u) => !u.startsWith(base)), [], 'nothing fetched from anywhere but the application')
-  t.strictSame(problems, [], 'no script error, no CSP violation')
+  t.strictSame([...errors, ...violations], [], 'no script error, no CSP violation')
 })

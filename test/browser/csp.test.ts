@@ -1,7 +1,5 @@
 import t from 'tap'
-import { buildDemo } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * The demo's pages under its `csp` plugin (SPEC §5.6), in headless Chromium: each is served
@@ -21,12 +19,7 @@ if (missing !== null) {
   // A skipped test, with its reason in tap's summary: never a pass.
   t.test('the browser checks', { skip: missing }, () => {})
 } else {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const browser = await launchChromium()
-  t.teardown(async () => await browser.close())
+  const { base, browser } = await demoInBrowser(t)
 
   for (const [path, ready] of PAGES) {
     t.test(`${path}: no CSP violation under default-src 'self'`, async (t) => {

@@ -1,44 +1,25 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
-import { buildDemo } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * Swagger UI in a real browser: the demo's /docs renders every table's operations, and "Try it
- * out" on the movies list fetches rows. Debian's chromium, driven by playwright-core; CI
- * installs it (.ci/browser-deps).
+ * out" on the movies list fetches rows.
  */
 
-/** CHROMIUM_PATH moves it (or, pointed nowhere, shows the skip). */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 /** A skipped test, with its reason in tap's summary, when there is no browser to drive: never a pass. */
-const skip = existsSync(CHROMIUM) ? false : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
+const skip = browserMissing() ?? false
 const TABLES = ['movie', 'director', 'studio', 'role']
 
 t.test('Swagger UI at /docs shows every table and runs "Try it out" on the movies list', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const { app, base, browser } = await demoInBrowser(t)
   const document = (await app.inject('/docs/json')).json() as { paths: Record<string, Record<string, { tags?: string[] }>> }
   const dir = await mkdtemp(join(tmpdir(), 'tablecrud-docs-'))
   t.teardown(async () => await rm(dir, { recursive: true, force: true }))
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking']
-  })
-  t.teardown(async () => await browser.close())
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(20000)
-  const requested: string[] = []
-  page.on('request', (request) => { requested.push(request.url()) })
-  const errors: string[] = []
-  page.on('pageerror', (error) => { errors.push(error.message) })
+  const { page, requested, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } })
 
   await page.goto(`${base}/docs/`)
   await page.locator('.swagger-ui .info .title').filter({ hasText: 'fastify-tablecrud movies demo' }).waitFor()

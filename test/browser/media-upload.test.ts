@@ -1,11 +1,9 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
-import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { DEMO_USER } from '../../examples/movies/app.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * The demo's poster upload from Swagger UI, in a real browser: authorize with a token, "Try it
@@ -13,33 +11,19 @@ import { testDatabase } from '../helpers/db.js'
  * folder and is served at its URL.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 
 /** A skipped test, with its reason in tap's summary, when there is no browser to drive: never a pass. */
-const skip = existsSync(CHROMIUM) ? false : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
+const skip = browserMissing() ?? false
 
 t.test('Swagger UI uploads a poster through the multipart form', { skip }, async (t) => {
-  const db = await testDatabase(t)
   const mediaPath = await mkdtemp(join(tmpdir(), 'tc-f-swagger-media-'))
   t.teardown(async () => await rm(mediaPath, { recursive: true, force: true }))
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, mediaPath })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const { app, base, browser } = await demoInBrowser(t, { mediaPath })
   const login = await app.inject({ method: 'POST', url: '/login/token', payload: DEMO_USER })
   const token = login.json().token as string
 
-  // playwright gives the browser a fresh profile of its own (it refuses --user-data-dir here).
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync']
-  })
-  t.teardown(async () => await browser.close())
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-  page.setDefaultTimeout(20000)
-  const errors: string[] = []
-  page.on('pageerror', (error) => { errors.push(error.message) })
+  const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } })
 
   await page.goto(`${base}/docs/`)
   await page.locator('.swagger-ui .info .title').waitFor()

@@ -1,11 +1,6 @@
 import t from 'tap'
-import { existsSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { chromium } from 'playwright-core'
-import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { DEMO_USER } from '../../examples/movies/app.js'
+import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
 
 /*
  * Session login in a real browser, against the demo: the form at /login/, the cookie, the page
@@ -14,36 +9,12 @@ import { testDatabase } from '../helpers/db.js'
  * violation may be reported.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
-
 /** A skipped test, with its reason in tap's summary, when there is no browser to drive: never a pass. */
-const skip = existsSync(CHROMIUM) ? false : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
+const skip = browserMissing() ?? false
 
 t.test('log in through the form, see /me/, log out, be refused again', { skip }, async (t) => {
-  const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
-  t.teardown(async () => await app.close())
-  const base = await app.listen({ host: '127.0.0.1', port: 0 })
-  const dir = await mkdtemp(join(tmpdir(), 'tablecrud-session-'))
-  t.teardown(async () => await rm(dir, { recursive: true, force: true }))
-
-  const browser = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync']
-  })
-  t.teardown(async () => await browser.close())
-  const page = browser.pages()[0] ?? await browser.newPage()
-  page.setDefaultTimeout(20000)
-  await page.route('**/*', async (route) => {
-    const response = await route.fetch({ maxRedirects: 0 })
-    await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': "default-src 'self'" } })
-  })
-  const requested: string[] = []
-  page.on('request', (request) => { requested.push(request.url()) })
-  const problems: string[] = []
-  page.on('pageerror', (error) => { problems.push(error.message) })
-  page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) problems.push(message.text()) })
+  const { app, base, browser } = await demoInBrowser(t)
+  const { page, context, violations, errors, requested } = await watchedPage(browser, { csp: "default-src 'self'" })
 
   let response = await page.goto(`${base}/me/`)
   t.equal(response?.status(), 401, 'refused before logging in')
@@ -61,7 +32,7 @@ t.test('log in through the form, see /me/, log out, be refused again', { skip },
   await Promise.all([page.waitForURL(`${base}/me/`), page.click('button[type=submit]')])
   t.equal(page.url(), `${base}/me/`, 'landed on redirectTo')
   t.equal(await page.locator('#username').textContent(), DEMO_USER.username, 'the protected page shows who is logged in')
-  const cookies = await browser.cookies(base)
+  const cookies = await context.cookies(base)
   const session = cookies.find((c) => c.name === 'id')
   t.match(session, { httpOnly: true, sameSite: 'Lax', path: '/', secure: false })
   t.match(session?.value, /^[A-Za-z0-9_-]{43}$/)
@@ -69,7 +40,7 @@ t.test('log in through the form, see /me/, log out, be refused again', { skip },
 
   await Promise.all([page.waitForURL(`${base}/logout/`), page.click('a[href="/logout/"]')])
   await Promise.all([page.waitForURL(`${base}/login/`), page.click('button[type=submit]')])
-  t.equal((await browser.cookies(base)).find((c) => c.name === 'id'), undefined, 'the cookie is gone')
+  t.equal((await context.cookies(base)).find((c) => c.name === 'id'), undefined, 'the cookie is gone')
   response = await page.goto(`${base}/me/`)
   t.equal(response?.status(), 401, 'refused again')
   t.match(await page.textContent('body'), 'No session cookie found.')
@@ -77,5 +48,5 @@ t.test('log in through the form, see /me/, log out, be refused again', { skip },
   t.equal(rows[0].n, 0, 'the session row is gone')
 
   t.strictSame(requested.filter((u) => !u.startsWith(base)), [], 'nothing fetched from anywhere but the application')
-  t.strictSame(problems, [], 'no script error, no CSP violation')
+  t.strictSame([...errors, ...violations], [], 'no script error, no CSP violation')
 })

@@ -1,8 +1,14 @@
 import { existsSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { FastifyInstance } from 'fastify'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { buildDemo, type DemoOptions } from '../../examples/movies/app.js'
+import { testDatabase } from './db.js'
 
-/** Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). */
-export const CHROMIUM = '/usr/bin/chromium'
+/**
+ * Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). CHROMIUM_PATH
+ * moves it (or, pointed nowhere, shows the skip).
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 
 /** Why the browser tests cannot run here, or null when they can. */
 export function browserMissing (): string | null {
@@ -17,24 +23,55 @@ export async function launchChromium (): Promise<Browser> {
   })
 }
 
-export interface WatchedPage { page: Page, violations: string[], errors: string[] }
+export interface WatchedPage {
+  page: Page
+  /** The page's own context: its cookies. */
+  context: BrowserContext
+  violations: string[]
+  errors: string[]
+  /** Every URL the page requested. */
+  requested: string[]
+}
 
 /**
  * A page in a fresh browser context that records every CSP violation (the
  * `securitypolicyviolation` event, from a listener installed before any script of the page and
- * outside its policy, and Chromium's console report) and every script error.
+ * outside its policy, and Chromium's console report), every script error and every request.
+ * With `csp`, every response reaches the page under that `Content-Security-Policy` header (as the
+ * csp plugin would add it), redirects passed on as they are; with `viewport`, a page that size.
  */
-export async function watchedPage (browser: Browser): Promise<WatchedPage> {
-  const context = await browser.newContext()
+export async function watchedPage (browser: Browser, { csp, viewport }: { csp?: string, viewport?: { width: number, height: number } } = {}): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport })
   const page = await context.newPage()
   page.setDefaultTimeout(20000)
   const violations: string[] = []
   const errors: string[] = []
+  const requested: string[] = []
   await page.exposeFunction('reportViolation', (text: string) => { violations.push(text) })
   await page.addInitScript({
     content: "document.addEventListener('securitypolicyviolation', (e) => { window.reportViolation(e.violatedDirective + ' ' + e.blockedURI) })"
   })
+  if (csp !== undefined) {
+    await page.route('**/*', async (route) => {
+      const response = await route.fetch({ maxRedirects: 0 })
+      await route.fulfill({ response, headers: { ...response.headers(), 'content-security-policy': csp } })
+    })
+  }
   page.on('console', (message) => { if (/Content Security Policy/i.test(message.text())) violations.push(message.text()) })
   page.on('pageerror', (error) => { errors.push(error.message) })
-  return { page, violations, errors }
+  page.on('request', (request) => { requested.push(request.url()) })
+  return { page, context, violations, errors, requested }
+}
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+/** The demo on the test database, listening at `base` on an ephemeral port, and a browser; both closed after `t`. */
+export async function demoInBrowser (t: Teardown, options: Partial<DemoOptions> = {}): Promise<{ app: FastifyInstance, base: string, browser: Browser }> {
+  const db = await testDatabase(t)
+  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, ...options })
+  t.teardown(async () => await app.close())
+  const base = await app.listen({ host: '127.0.0.1', port: 0 })
+  const browser = await launchChromium()
+  t.teardown(async () => await browser.close())
+  return { app, base, browser }
 }

@@ -1,44 +1,16 @@
 import t from 'tap'
-import { Readable } from 'node:stream'
-import { fileURLToPath } from 'node:url'
-import pg from 'pg'
 import { createTables } from '../../lib/db/index.js'
 import { sessionTable, userTable } from '../../lib/table/auth-tables.js'
 import { createSession, hashSessionToken } from '../../lib/auth/sessions.js'
 import { createUser } from '../../lib/auth/users.js'
-import { main } from '../../bin/main.js'
+import { cliHarness } from '../helpers/cli.js'
 import { testDatabase } from '../helpers/db.js'
 
 // `session clean` of the command line, in a file of its own so the CLI's other commands can grow beside it.
 
 process.env.TABLECRUD_BCRYPT_COST = '4'
 const db = await testDatabase(t)
-const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-
-/** One short-lived connection: the embedded server serves one at a time, and the CLI needs its own. */
-async function sql<T> (fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: db.connectionString })
-  await client.connect()
-  try {
-    return await fn(client)
-  } finally {
-    await client.end()
-  }
-}
-
-/** The command line, run in-process (bin/main.ts) so that its coverage is measured. */
-async function cli (args: string[]): Promise<{ code: number | null, stdout: string, stderr: string }> {
-  let stdout = ''
-  let stderr = ''
-  const code = await main(args, {
-    env: { DATABASE_URL: db.connectionString },
-    cwd: ROOT,
-    stdin: Readable.from(['']),
-    stdout: { write: (text: string) => { stdout += text } },
-    stderr: { write: (text: string) => { stderr += text } }
-  })
-  return { code, stdout, stderr }
-}
+const { sql, cli } = cliHarness(db.connectionString)
 
 t.test('session clean deletes the expired sessions and says how many', async (t) => {
   const tokens = await sql(async (c) => {
