@@ -16,6 +16,7 @@ import { fieldErrors } from '../errors.js'
 import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
+import { lazyValidator } from './compilers.js'
 import { route } from './routing.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
@@ -84,7 +85,8 @@ function send (reply: FastifyReply, schema: TSchema, body: unknown): FastifyRepl
 export function postBodyCompiler (ajv: Ajv): FastifySchemaCompiler<FastifySchema> {
   return ({ schema }) => {
     const [one, many] = (schema as TUnion<[TObject, TArray<TObject>]>).anyOf
-    const check = ajv.compile(one)
+    // Compiled on the first body, like every body validator (compilers.ts).
+    const check = lazyValidator(ajv, one)
     const validate = (data: unknown): boolean | { error: Error } => {
       if (!Array.isArray(data)) {
         const valid = check(data)
