@@ -23,14 +23,17 @@ const serialisers = new WeakMap<object, Serialiser>()
  * shared schemas, so none of Fastify's external schemas are needed.
  */
 export function serialiserCompiler ({ schema }: { schema: object }): Serialiser {
-  return (data) => {
-    let serialise = serialisers.get(schema)
-    if (serialise === undefined) {
-      serialise = fastJson(schema)
-      serialisers.set(schema, serialise)
-    }
-    return serialise(data)
+  let serialise: Serialiser | undefined
+  return (data) => (serialise ??= shared(schema))(data)
+}
+
+function shared (schema: object): Serialiser {
+  let serialise = serialisers.get(schema)
+  if (serialise === undefined) {
+    serialise = fastJson(schema)
+    serialisers.set(schema, serialise)
   }
+  return serialise
 }
 
 interface BodyValidator {
