@@ -63,5 +63,5 @@ export const jwtLogin: FastifyPluginAsync<JwtLoginOptions> = async function jwtL
     const token = jwt.sign({ user_id: user.id })
     await recordLogin(db, table, user.id!)
     return { token }
-  })
+  }, mfaProviders.map((provider) => provider.name))
 }

@@ -13,6 +13,19 @@ const LOGIN_BODY = {
   required: ['username', 'password']
 } as const
 
+/** The second factor's fields of a login body (SPEC §5.4), for the plugins with `mfaProviders`. */
+export const MFA_FIELDS = {
+  mfa_code: { type: 'string', description: 'The second factor, for a user enrolled with one' },
+  mfa_provider: { type: 'string', description: 'Which second factor, when several are configured' }
+} as const
+
+/** The login body, with the second factor's fields when `mfaProviders` names providers: `mfa_provider` one of them. */
+function loginBody (mfaProviders: readonly string[]): object {
+  if (mfaProviders.length === 0) return LOGIN_BODY
+  const provider = { ...MFA_FIELDS.mfa_provider, enum: mfaProviders }
+  return { ...LOGIN_BODY, properties: { ...LOGIN_BODY.properties, ...MFA_FIELDS, mfa_provider: provider } }
+}
+
 const TOKEN_RESPONSE = {
   type: 'object',
   properties: { token: { type: 'string' } },
@@ -40,15 +53,16 @@ export function refuseMethod (allow: string) {
 /**
  * The routes of a login context: POST at the prefix (its operationId the plugin's name, docs/openapi.md), a 405 with `Allow: POST` for the other
  * methods (answered before the body is read), and errors in the SPEC shape (a body that is not
- * JSON is a 400; one that is not `application/json` a 415).
+ * JSON is a 400; one that is not `application/json` a 415). The body documents `mfa_code` and
+ * `mfa_provider` when the plugin has `mfaProviders` (their names).
  */
-export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: string, handler: RouteHandlerMethod): void {
+export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: string, handler: RouteHandlerMethod, mfaProviders: readonly string[] = []): void {
   fastify.setErrorHandler(errorHandler)
   fastify.removeContentTypeParser('text/plain')
   fastify.route({
     method: 'POST',
     url: '/',
-    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, body: LOGIN_BODY, response: LOGIN_RESPONSES },
+    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, body: loginBody(mfaProviders), response: LOGIN_RESPONSES },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
     // The body schema documents the route; the handler checks the body itself, because a

@@ -10,6 +10,7 @@ import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { MFA_FIELDS } from './login-routes.js'
 import type {} from '../web/types.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
@@ -93,8 +94,7 @@ const LOGIN_BODY = {
   properties: {
     username: { type: 'string', minLength: 1 },
     password: { type: 'string', minLength: 1, format: 'password' },
-    mfa_code: { type: 'string', description: 'The second factor, for a user enrolled with one' },
-    mfa_provider: { type: 'string', description: 'Which second factor, when several are configured' },
+    ...MFA_FIELDS,
     format: { type: 'string', enum: ['html'], description: 'html: answer errors with the login page (what the built-in form sends)' }
   },
   required: ['username', 'password']

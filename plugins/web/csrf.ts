@@ -4,7 +4,8 @@ import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
 import { generateToken, safeEqual } from '../../lib/auth/token.js'
 import { hostOf, isCsrfToken, originAllowed, recordCsrf, SAFE_METHODS } from '../../lib/web/csrf.js'
 import { sendError } from '../errors.js'
-import type {} from './types.js'
+// The request.csrfToken declaration, kept in the emitted csrf.d.ts (an `import type {}` is dropped there): index.d.ts reaches it.
+export type {} from './types.js'
 import { documentResponses } from '../route-responses.js'
 import { errorResponse } from '../../schemas/responses.js'
 

@@ -75,3 +75,23 @@ export async function demoInBrowser (t: Teardown, options: Partial<DemoOptions> 
   t.teardown(async () => await browser.close())
   return { app, base, browser }
 }
+
+/**
+ * Every operation Swagger UI draws on the page at `/docs/`, as `METHOD /path`, scrolling from
+ * the top to the bottom: from 150 tags and operations on, Swagger UI draws only those in view
+ * (docs/openapi.md, "Swagger UI").
+ */
+export async function drawnOperations (page: Page): Promise<Set<string>> {
+  const drawn = new Set<string>()
+  await page.evaluate('window.scrollTo(0, 0)')
+  for (let last = -1; ;) {
+    const shown = await page.locator('.opblock').evaluateAll((blocks) => blocks.map((block) =>
+      `${block.querySelector('.opblock-summary-method')?.textContent ?? ''} ${block.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`))
+    shown.forEach((operation) => drawn.add(operation))
+    const y = await page.evaluate('window.scrollBy(0, window.innerHeight / 2), window.scrollY') as number
+    if (y === last) return drawn
+    last = y
+    // The virtualizer draws on the next frame.
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))')
+  }
+}
