@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { FastifySchemaCompiler, FastifyValidationResult } from 'fastify/types/schema.js'
-import { Type, type TArray, type TObject, type TSchema, type TUnion } from '@sinclair/typebox'
+import { Type, type TArray, type TObject, type TUnion } from '@sinclair/typebox'
 import type { Ajv } from 'ajv'
 import { rowETag } from '../../lib/etag.js'
 import {
@@ -16,7 +16,7 @@ import { fieldErrors } from '../errors.js'
 import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
-import { lazyValidator } from './compilers.js'
+import { lazyValidator, serialiserCompiler } from './compilers.js'
 import { route } from './routing.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
@@ -37,6 +37,9 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
   // A copy of each body: a validator or hook may change it in place.
   const check = (body: Row): Checked => ({ body: { ...body }, row: values.toRow(body) })
   const created = createdResponse(row)
+  // Each answer by its own schema: the route's, the union of both, is for OpenAPI.
+  const serialiseRow = serialiserCompiler({ schema: row })
+  const serialiseCreated = serialiserCompiler({ schema: created })
   const answers = Type.Union([row, created], { 'x-response-description': 'Created: the row, with Location and ETag, for an object body; `{"rows": [...]}`, without them, for an array body.' })
 
   route<{ Body: Row | Row[] }>(fastify, {
@@ -56,7 +59,7 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
         await c.validate('postSingle', request)
         const rows: Values[] = []
         for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!).catch((error: unknown) => { throw atIndex(error, index) }))
-        return send(reply, created, { rows: await insertRows(c, rows) })
+        return send(reply, serialiseCreated, { rows: await insertRows(c, rows) })
       }
       const checked = check(body)
       await c.validate('postSingle', request)
@@ -64,17 +67,14 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
       const one = result.rows[0]!
       const prefix = fastify.prefix.replace(/\/$/, '')
       reply.header('location', `${prefix}/${encodeURIComponent(String(one[pk.name]))}/`).header('etag', rowETag(one))
-      return send(reply, row, one)
+      return send(reply, serialiseRow, one)
     }
   })
 }
 
-/**
- * A 201 of POST `/`, serialised by the schema of its own answer: the route's response schema,
- * the union of both answers, is for OpenAPI. A custom serialiser leaves the content type unset.
- */
-function send (reply: FastifyReply, schema: TSchema, body: unknown): FastifyReply {
-  return reply.code(201).type('application/json; charset=utf-8').serializer(reply.compileSerializationSchema(schema, '201')).send(body)
+/** A 201 of POST `/`, by the serialiser of its answer. A custom serialiser leaves the content type unset. */
+function send (reply: FastifyReply, serialise: (body: unknown) => string, body: unknown): FastifyReply {
+  return reply.code(201).type('application/json; charset=utf-8').serializer(serialise).send(body)
 }
 
 /**
