@@ -1,10 +1,10 @@
 import type { FastifyReply } from 'fastify'
-import type { TSchema } from '@sinclair/typebox'
 import type { QueryResult } from 'pg'
 import { shapeRow } from '../../lib/sql/select.js'
 import type { SelectStatement, Shape } from '../../lib/table/statement.js'
 import { listResponse } from '../../schemas/responses.js'
 import { shapeSchema } from '../../schemas/shape.js'
+import { serialiserCompiler } from './compilers.js'
 import type { Row } from './options.js'
 
 const MAX_SHAPES = 500
@@ -14,16 +14,16 @@ const MAX_SHAPES = 500
  * shape, so each shape's fast-json-stringify function is compiled once per context.
  */
 export function shapeSerialiser (): (reply: FastifyReply, shape: Shape, list: boolean) => void {
-  const schemas = new Map<string, TSchema>()
+  const serialisers = new Map<string, (data: unknown) => string>()
   return (reply, shape, list) => {
     const key = `${list ? 'list' : 'one'}:${shape.key}`
-    let schema = schemas.get(key)
-    if (schema === undefined) {
-      schema = list ? listResponse(shapeSchema(shape)) : shapeSchema(shape)
-      if (schemas.size < MAX_SHAPES) schemas.set(key, schema)
+    let serialise = serialisers.get(key)
+    if (serialise === undefined) {
+      serialise = serialiserCompiler({ schema: list ? listResponse(shapeSchema(shape)) : shapeSchema(shape) })
+      if (serialisers.size < MAX_SHAPES) serialisers.set(key, serialise)
     }
     // A custom serialiser leaves the content type unset: Fastify only sets it for its own.
-    reply.type('application/json; charset=utf-8').serializer(reply.compileSerializationSchema(schema, '200'))
+    reply.type('application/json; charset=utf-8').serializer(serialise)
   }
 }
 
