@@ -6,6 +6,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded.js'
 
+/*
+ * Three embedded servers start here, each seconds of WebAssembly start-up on an idle machine;
+ * at load 20 on 2 cores (seven test runs at once) the file took 170 s, near tap's default 180 s.
+ * The limit guards against a hang only.
+ */
+t.setTimeout(600_000)
+
 /** One server for the tests below (each start costs seconds), which each leave it as they found it. */
 const shared = startEmbeddedPostgres()
 t.teardown(async () => { await (await shared).stop() })
