@@ -47,7 +47,7 @@ async function runAlone (connectionString: string, text: string): Promise<void> 
  */
 export async function testDatabase (t: Teardown): Promise<TestDatabase> {
   const isEmbedded = DATABASE_URL === null
-  const server = isEmbedded ? (await embeddedServer()).connectionString : DATABASE_URL
+  const server = DATABASE_URL ?? (await embeddedServer()).connectionString
   const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`
   await runAlone(server, `CREATE SCHEMA "${schema}"`)
   const url = new URL(server)
