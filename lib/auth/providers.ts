@@ -1,14 +1,17 @@
 import { isBearerToken, safeEqual } from './token.js'
-import { checkLogin, recordLogin, tokenOf, userByToken, type AuthDb, type AuthUser } from './users.js'
+import type { DatabaseHandle } from '../db/port.js'
+import { checkLogin, recordLogin, tokenOf, userByToken, type AuthUser } from './users.js'
 import { userTable } from '../table/auth-tables.js'
 
 /**
- * What a provider is given for each call: the application's database (`fastify.pg`), null when
- * the provider says it does not use one and @fastify/postgres is not registered.
- * @example const rows = (await context.db!.query('SELECT 1')).rows
+ * What a provider is given for each call: the plugin's database port (its `pg` or `pool`
+ * option, else `fastify.pg`), null when the provider says it does not use one and
+ * @fastify/postgres is not registered. The plugins give the port (`run(statement)`, and pg's
+ * `query(text, values)` for your own SQL); a direct call may give a pool.
+ * @example const { rows } = await (context.db as Database).run({ text: 'SELECT 1 AS one', values: [] })
  */
 export interface ProviderContext {
-  db: AuthDb | null
+  db: DatabaseHandle | null
 }
 
 /**
@@ -47,7 +50,7 @@ export interface TableTokenProviderOptions {
   bcryptCost?: number
 }
 
-function need (db: AuthDb | null): AuthDb {
+function need (db: DatabaseHandle | null): DatabaseHandle {
   if (db === null) throw new Error('tableTokenProvider needs the database: register @fastify/postgres')
   return db
 }

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import type { Queryable } from '../db/ddl.js'
+import { runnerOf, type DatabaseHandle } from '../db/port.js'
 import { CONNECTION_CODES, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
 import { compileFileKeys } from '../sql/media.js'
 import { scalarOf } from '../table/column.js'
@@ -120,20 +120,19 @@ export abstract class MediaStorage {
   abstract getFileKeys (): Promise<string[]>
 
   /** Every distinct key the column holds (an Array column's elements one by one), sorted. */
-  async getFileKeysFromDb (pool: Queryable): Promise<string[]> {
-    const statement = compileFileKeys(this.table, this.column)
-    const result = await pool.query(statement.text, [...statement.values]) as { rows: Array<{ key: string }> }
+  async getFileKeysFromDb (pool: DatabaseHandle): Promise<string[]> {
+    const result = await runnerOf(pool).run<{ key: string }>(compileFileKeys(this.table, this.column))
     return result.rows.map((r) => r.key)
   }
 
   /** The stored keys no row refers to. */
-  async getUnusedFileKeys (pool: Queryable): Promise<string[]> {
+  async getUnusedFileKeys (pool: DatabaseHandle): Promise<string[]> {
     const used = new Set(await this.getFileKeysFromDb(pool))
     return (await this.getFileKeys()).filter((key) => !used.has(key))
   }
 
   /** Deletes the stored files no row refers to, and returns their keys. */
-  async deleteUnusedFiles (pool: Queryable): Promise<string[]> {
+  async deleteUnusedFiles (pool: DatabaseHandle): Promise<string[]> {
     const unused = await this.getUnusedFileKeys(pool)
     await this.bulkDeleteFiles(unused)
     return unused
