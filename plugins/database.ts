@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { wireTypes } from '../lib/db/types.js'
-import { isStalePlan, optionError } from '../lib/errors.js'
+import { errorFacts, isStalePlan, optionError } from '../lib/errors.js'
 import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
 import { BEGIN, COMMIT, ROLLBACK, statementName } from '../lib/sql/statements.js'
 import type { Statement } from '../lib/table/statement.js'
@@ -16,8 +16,8 @@ interface WarnLogger { warn: (object: object, message: string) => void }
 
 /** What an outage log line says of its cause: a code and a message, never a stack (the cause is expected). */
 export function causeOf (error: unknown): { code: string | null, message: string } {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  return { code: typeof code === 'string' ? code : null, message: typeof message === 'string' ? message : String(error) }
+  const { code, message } = errorFacts(error)
+  return { code, message }
 }
 
 /**
@@ -291,9 +291,9 @@ async function checkout (pool: PoolLike): Promise<PoolClient> {
 
 /** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
 export function answeredByDatabase (error: unknown): boolean {
-  const { code, severity } = error as { code?: unknown, severity?: unknown }
-  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC' &&
-    typeof code === 'string' && !code.startsWith('08') && !code.startsWith('57P')
+  const { code, severity } = errorFacts(error)
+  return severity !== null && severity !== 'FATAL' && severity !== 'PANIC' &&
+    code !== null && !code.startsWith('08') && !code.startsWith('57P')
 }
 
 /**

@@ -1,5 +1,5 @@
 import {
-  fromDatabaseError, TABLECRUD_ERR_FORM_INVALID, TABLECRUD_ERR_FORM_MISSING_FIELDS
+  errorCode, fromDatabaseError, TABLECRUD_ERR_FORM_INVALID, TABLECRUD_ERR_FORM_MISSING_FIELDS
 } from '../errors.js'
 import { runnerOf, type Database, type DatabaseHandle } from '../db/port.js'
 import * as sql from '../sql/accounts.js'
@@ -94,7 +94,7 @@ export async function createRegisteredUser (
     })
   } catch (error) {
     // The unique constraint on username or email caught a race the check could not see.
-    if ((error as { code?: string }).code === '23505') throw invalid(DUPLICATE)
+    if (errorCode(error) === '23505') throw invalid(DUPLICATE)
     throw fromDatabaseError(error) ?? error
   }
   if (rows.length === 0) throw invalid(DUPLICATE)

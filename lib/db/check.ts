@@ -1,3 +1,4 @@
+import { errorFacts } from '../errors.js'
 import { randomBytes } from 'node:crypto'
 import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
 import type { Table } from '../table/table.js'
@@ -142,8 +143,8 @@ const MISSING = [
  * @example request.log.error({ err }, schemaDriftHint(err, 'movie'))
  */
 export function schemaDriftHint (error: unknown, table?: string): string | undefined {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  if ((code !== '42P01' && code !== '42703') || typeof message !== 'string') return undefined
+  const { code, message } = errorFacts(error)
+  if (code !== '42P01' && code !== '42703') return undefined
   const groups = MISSING.map((pattern) => pattern.exec(message)?.groups).find((g) => g !== undefined) ?? {}
   const alias = groups.table !== undefined && /^t\d+$/.test(groups.table)
   const named = alias || groups.table === undefined ? table : groups.table

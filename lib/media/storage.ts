@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import { runnerOf, type DatabaseHandle } from '../db/port.js'
-import { CONNECTION_CODES, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
+import { CONNECTION_CODES, errorCode, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
 import { compileFileKeys } from '../sql/media.js'
 import { scalarOf } from '../table/column.js'
 import { tableOf, type Table, type TableColumn } from '../table/table.js'
@@ -65,8 +65,10 @@ const STORE_CODES = new Set([...CONNECTION_CODES, 'ENETUNREACH', 'EACCES', 'EPER
  * returned as it is (the caller's, or a bug).
  */
 function unavailable (error: unknown): unknown {
-  const { code, $metadata: metadata } = error as { code?: unknown, $metadata?: { httpStatusCode?: number } }
-  const outage = STORE_CODES.has(code as string) || (metadata?.httpStatusCode ?? 0) >= 500
+  const code = errorCode(error)
+  // The AWS SDK's HTTP status, the one field here that is not an error code.
+  const { $metadata: metadata } = error as { $metadata?: { httpStatusCode?: number } }
+  const outage = (code !== null && STORE_CODES.has(code)) || (metadata?.httpStatusCode ?? 0) >= 500
   return outage ? new TABLECRUD_ERR_MEDIA_UNAVAILABLE({ cause: error }) : error
 }
 
