@@ -56,13 +56,22 @@ export const TABLECRUD_ERR_BODY_ID_MISMATCH = make('TABLECRUD_ERR_BODY_ID_MISMAT
 export const TABLECRUD_ERR_BODY_ROW_COUNT = make('TABLECRUD_ERR_BODY_ROW_COUNT', 'An array body must hold 1 to %s rows, not %s.', 400)
 
 // Registration: a bad plugin option, thrown by register(), never answered to a client
-export const TABLECRUD_ERR_OPTIONS = make('TABLECRUD_ERR_OPTIONS', '%s: the option %s %s', 500)
+export const TABLECRUD_ERR_OPTIONS = make('TABLECRUD_ERR_OPTIONS', '%s', 500)
 
 export const TABLECRUD_ERR_PEER_MISSING = make('TABLECRUD_ERR_PEER_MISSING', '%s needs the package %s: npm install %s', 500)
 
 /** The error a plugin throws at registration for a bad option, naming the plugin and the option. */
 export function optionError (plugin: string, option: string, problem: string): Error {
-  return new TABLECRUD_ERR_OPTIONS(plugin, option, problem)
+  return new TABLECRUD_ERR_OPTIONS(`${plugin}: the option ${option} ${problem}`)
+}
+
+/**
+ * The same code for a set-up mistake that is not one option of a plugin: a helper's argument
+ * (`createUser`'s username, `createSession`'s expiry), a missing @fastify/postgres, an
+ * environment variable. The message says what and where.
+ */
+export function setupError (message: string): Error {
+  return new TABLECRUD_ERR_OPTIONS(message)
 }
 
 // Validators and hooks

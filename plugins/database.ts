@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { wireTypes } from '../lib/db/types.js'
-import { errorFacts, isStalePlan, optionError } from '../lib/errors.js'
+import { errorFacts, isStalePlan, optionError, setupError } from '../lib/errors.js'
 import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
 import { BEGIN, COMMIT, ROLLBACK, statementName } from '../lib/sql/statements.js'
 import type { Statement } from '../lib/table/statement.js'
@@ -137,7 +137,7 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
     guard(fastify, (pool as { pool?: PoolLike }).pool ?? pool)
     return pool
   }
-  if (!fastify.hasDecorator('pg')) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
+  if (!fastify.hasDecorator('pg')) throw setupError(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
   const instances = fastify.pg as unknown as Record<string, { pool?: PoolLike } | undefined>
   if (name !== undefined) {
     const named = typeof name === 'string' && Object.hasOwn(instances, name) ? instances[name] : undefined

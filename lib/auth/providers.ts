@@ -1,5 +1,6 @@
 import { isBearerToken, safeEqual } from './token.js'
 import type { DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
 import { checkLogin, recordLogin, tokenOf, userByToken, type AuthUser } from './users.js'
 import { userTable } from '../table/auth-tables.js'
 
@@ -51,7 +52,7 @@ export interface TableTokenProviderOptions {
 }
 
 function need (db: DatabaseHandle | null): DatabaseHandle {
-  if (db === null) throw new Error('tableTokenProvider needs the database: register @fastify/postgres')
+  if (db === null) throw setupError('tableTokenProvider needs the database: register @fastify/postgres')
   return db
 }
 
@@ -85,10 +86,10 @@ export function tableTokenProvider (options: TableTokenProviderOptions = {}): To
  * @example app.register(tokenAuth, { provider: staticTokenProvider([process.env.API_TOKEN!]) })
  */
 export function staticTokenProvider (tokens: readonly string[]): TokenAuthProvider {
-  if (!Array.isArray(tokens) || tokens.length === 0) throw new Error('staticTokenProvider: tokens must be a non-empty array of strings')
+  if (!Array.isArray(tokens) || tokens.length === 0) throw setupError('staticTokenProvider: tokens must be a non-empty array of strings')
   for (const token of tokens) {
     if (typeof token !== 'string' || !isBearerToken(token)) {
-      throw new Error('staticTokenProvider: each token must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end)')
+      throw setupError('staticTokenProvider: each token must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end)')
     }
   }
   const list = [...tokens]

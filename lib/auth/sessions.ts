@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { runnerOf, type DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
 import * as sql from '../sql/session.js'
 import { sessionTable, SESSION_COLUMNS } from '../table/auth-tables.js'
 import type { Table } from '../table/index.js'
@@ -50,7 +51,7 @@ export function sessionTableProblem (table: Table): string | null {
 
 function seconds (option: string, value: unknown, fallback: number): number {
   const parsed = parseDuration(value ?? fallback)
-  if (parsed === undefined) throw new TypeError(`createSession: ${option} must be a positive number of seconds or a duration such as "1h", "7d"`)
+  if (parsed === undefined) throw setupError(`createSession: ${option} must be a positive number of seconds or a duration such as "1h", "7d"`)
   return parsed
 }
 

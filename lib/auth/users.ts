@@ -1,4 +1,5 @@
 import { runnerOf, type DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
 import * as sql from '../sql/auth.js'
 import type { Table } from '../table/index.js'
 import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './password.js'
@@ -73,7 +74,7 @@ type AuthRow = { id: number | string, username: string, active: boolean, admin: 
  * const user = await createUser(app.pg, { username: 'bob', password: 'bob-secret-1', superuser: true })
  */
 export async function createUser (db: DatabaseHandle, user: NewUser, options: CreateUserOptions = {}): Promise<UserRow> {
-  if (typeof user.username !== 'string' || user.username === '') throw new Error('createUser: username must be a non-empty string')
+  if (typeof user.username !== 'string' || user.username === '') throw setupError('createUser: username must be a non-empty string')
   const hash = await hashPassword(user.password, options.bcryptCost)
   const { rows } = await runnerOf(db).run<UserRow & Record<string, unknown>>(sql.insertUser([user.username, hash, user.email ?? null, user.first_name ?? null,
     user.last_name ?? null, user.active ?? true, user.admin ?? false, user.superuser ?? false]))

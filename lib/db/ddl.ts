@@ -1,5 +1,6 @@
 import { quoteIdent } from '../sql/identifier.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
+import { setupError } from '../errors.js'
 import type { ColumnSpec } from '../table/column.js'
 import { sqlLiteral, typeOf } from '../table/column-types.js'
 import { targetOf, type Table, type TableColumn } from '../table/table.js'
@@ -14,7 +15,7 @@ export function sqlType (table: Table, column: TableColumn): string {
 /** A declared default as a SQL literal; the value comes from code, never from a request. */
 function literal (column: ColumnSpec, value: unknown, where: string): string {
   const text = sqlLiteral(column, value)
-  if (text === undefined) throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
+  if (text === undefined) throw setupError(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
   return text
 }
 
