@@ -1,5 +1,5 @@
 /**
- * fastify-tablecrud: PostgreSQL tables behind a REST API, with token and JWT auth.
+ * fastify-tablecrud: Fastify plugins that put PostgreSQL tables behind a REST API, with token, JWT and session logins.
  * Only the public API is exported here (DESIGN.md §1).
  */
 export { defineTable, column } from './lib/table/index.js'
