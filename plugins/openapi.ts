@@ -144,10 +144,19 @@ export function vendorExtra (schema: unknown): unknown {
   }))
 }
 
-/** A table's tag, described by the table's `helpText` when it has one. */
+/** The tags of the auth plugins' routes, and what they hold. */
+const PLUGIN_TAGS: ReadonlyMap<string, string> = new Map([
+  ['login', 'Token and JWT login: a username and password for a bearer token (`bearerAuth`).'],
+  ['sessions', 'Session login and logout (the session cookie, `cookieAuth`), with the pages of the built-in forms.'],
+  ['accounts', 'Sign-up and password change.'],
+  ['mfa', 'Multi-factor authentication with an authenticator app.']
+])
+
+/** A table's tag, described by the table's `helpText` when it has one; an auth plugin's, by what it holds. */
 function tagOf (name: string): { name: string, description?: string } {
   const described = allTables().find((table) => table.name === name && table.helpText !== null)
-  return described === undefined ? { name } : { name, description: described.helpText! }
+  if (described !== undefined) return { name, description: described.helpText! }
+  return PLUGIN_TAGS.has(name) ? { name, description: PLUGIN_TAGS.get(name)! } : { name }
 }
 
 const methodsOf = (route: Pick<RouteOptions, 'method'>): string[] => [route.method].flat()
@@ -174,13 +183,17 @@ const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/
 
 /**
  * A body schema and the schemas that are bodies within it: the branches of a union (POST `/`
- * takes a row or an array of rows) and the items of an array. Not its properties, whose
+ * takes a row or an array of rows), the items of an array, and the joined rows a property may
+ * hold (an object branch of its union: `StudioJoined`). Not its properties themselves, whose
  * titles are column labels.
  */
 function bodyShapes (schema: unknown): Json[] {
   if (!isObject(schema)) return []
   const branches = Array.isArray(schema.anyOf) ? schema.anyOf : []
-  return [schema, ...branches.flatMap(bodyShapes), ...bodyShapes(schema.items)]
+  const joined = isObject(schema.properties)
+    ? Object.values(schema.properties).flatMap((p) => isObject(p) && Array.isArray(p.anyOf) ? p.anyOf.filter((b) => isObject(b) && b.type === 'object') : [])
+    : []
+  return [schema, ...branches.flatMap(bodyShapes), ...bodyShapes(schema.items), ...joined.flatMap(bodyShapes)]
 }
 
 /**

@@ -98,13 +98,24 @@ export function rowSchema (table: Table, excludeSecrets: boolean, maxJoins = 0):
   return rowObject(table, excludeSecrets, maxJoins, true)
 }
 
+/**
+ * The title of a joined row: `StudioJoined`, or `MovieJoinedDepth1` when it holds joins of its
+ * own. Not `StudioRow`: its fields differ (each may be null), and a typed client must see it.
+ */
+function joinedTitle (table: Table, joins: number): string {
+  return `${pascalName(table)}Joined${joins > 0 ? `Depth${joins}` : ''}`
+}
+
 function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top: boolean): TObject {
   const properties: TProperties = {}
+  let joins = 0
   for (const column of visibleColumns(table, excludeSecrets)) {
-    let schema = valueSchema(table, column, 'out')
+    // A joined row through a NULL ForeignKey is served with every field null (schemas/shape.ts).
+    let schema = top || column.nullable ? valueSchema(table, column, 'out') : orNullOut(valueSchema(table, column, 'out'))
     if (column.type === 'foreignKey' && maxJoins > 0) {
       const joined = rowObject(targetOf(table, column), excludeSecrets, maxJoins - 1, false)
-      schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable ? [Type.Null()] : [])])
+      joins = maxJoins
+      schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable || !top ? [Type.Null()] : [])])
     }
     properties[column.name] = Type.Optional(schema)
   }
@@ -116,7 +127,7 @@ function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top
       }
     }
   }
-  return Type.Object(properties, { title: `${pascalName(table)}Row` })
+  return Type.Object(properties, { title: top ? `${pascalName(table)}Row` : joinedTitle(table, joins) })
 }
 
 type Write = 'create' | 'replace' | 'patch'

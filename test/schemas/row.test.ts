@@ -132,36 +132,40 @@ t.test('rowSchema: every visible column, none required, secrets as asked', async
   t.strictSame(plain(rowSchema(movieRole, true)), { title: 'MovieRoleRow', type: 'object', properties: { id: INT, body: orNull({ type: 'string' }) } })
 })
 
-t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', async (t) => {
-  const password = { maxLength: 128, type: 'string' }
-  const personRow = (boss: unknown, secrets = {}): object => ({
-    title: 'PersonRow',
+t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields, every one nullable', async (t) => {
+  const password = orNull({ maxLength: 128, type: 'string' })
+  const name = orNull({ maxLength: 50, type: 'string' })
+  // A joined row through a NULL ForeignKey is served with each field null: `{"name": null}`.
+  const personJoined = (boss: unknown, secrets = {}): object => ({
+    title: 'PersonJoined',
     type: 'object',
-    properties: { id: INT, name: { maxLength: 50, type: 'string' }, boss, country: { maxLength: 2, type: 'string' }, ...secrets }
+    properties: { id: orNull(INT), name, boss, country: orNull({ maxLength: 2, type: 'string' }), ...secrets }
   })
   t.strictSame(plain(rowSchema(movie, true, 1)), {
     title: 'MovieRow',
     type: 'object',
     properties: {
       ...movieRow,
-      director: { anyOf: [INT, personRow(orNull(INT)), NULL] },
+      director: { anyOf: [INT, personJoined(orNull(INT)), NULL] },
       director_readable: { anyOf: [{ type: 'string' }, NULL] }
     }
   })
   const twoDeep = plain(rowSchema(person, false, 2)) as { properties: Record<string, unknown> }
+  const countryJoined = { title: 'CountryJoined', type: 'object', properties: { code: orNull({ maxLength: 2, type: 'string' }), name: orNull({ maxLength: 100, type: 'string' }) } }
   t.strictSame(twoDeep.properties.boss, {
     anyOf: [INT, {
-      title: 'PersonRow',
+      title: 'PersonJoinedDepth1',
       type: 'object',
       properties: {
-        id: INT,
-        name: { maxLength: 50, type: 'string' },
-        boss: { anyOf: [INT, personRow(orNull(INT), { password }), NULL] },
-        country: { anyOf: [{ maxLength: 2, type: 'string' }, { title: 'CountryRow', type: 'object', properties: { code: { maxLength: 2, type: 'string' }, name: { maxLength: 100, type: 'string' } } }] },
+        id: orNull(INT),
+        name,
+        boss: { anyOf: [INT, personJoined(orNull(INT), { password }), NULL] },
+        country: { anyOf: [{ maxLength: 2, type: 'string' }, countryJoined, NULL] },
         password
       }
     }, NULL]
-  }, 'secrets follow excludeSecrets in joined tables too; a NOT NULL key has no null branch')
+  }, 'secrets follow excludeSecrets in joined tables too; a NOT NULL key in a joined row may be null')
+  t.strictSame(twoDeep.properties.country, { anyOf: [{ maxLength: 2, type: 'string' }, countryJoined] }, 'a NOT NULL key of the row itself has no null branch')
   t.strictSame(Object.keys(twoDeep.properties), ['id', 'name', 'boss', 'country', 'password', 'boss_readable', 'country_readable'])
 })
 
