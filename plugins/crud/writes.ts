@@ -8,7 +8,7 @@ import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js
 import { compileSingle } from '../../lib/sql/select.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
 import { aRow, idParamsSchema, listQuerySchema } from '../../schemas/query.js'
-import { DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
+import { described, DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../database.js'
 import { bodyValues, type BodyValues } from './body.js'
@@ -41,7 +41,7 @@ export function writeRoutes (c: CrudContext): void {
       params,
       headers: ifMatchHeaders,
       body: replaceSchema(table),
-      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+      response: { 200: described(withHeaders(row, { ETag: ETagHeader }), 'The row as written, with its new ETag.') }
     }),
     validatorCompiler,
     handler: async (request, reply) => {
@@ -65,7 +65,7 @@ export function writeRoutes (c: CrudContext): void {
       params,
       headers: ifMatchHeaders,
       body: patchSchema(table),
-      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+      response: { 200: described(withHeaders(row, { ETag: ETagHeader }), 'The row as written, with its new ETag.') }
     }),
     validatorCompiler,
     handler: async (request, reply) => {
