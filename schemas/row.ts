@@ -51,6 +51,18 @@ function nullable (column: ColumnSpec, schema: TSchema, mode: Mode): TSchema {
   return Type.Union([...branches, Type.Null()])
 }
 
+/**
+ * One value of a filter on `column`, as a query string carries it (SPEC §2.2, §2.3), for
+ * OpenAPI: the body value's schema without null (the text `null` is a string), an array's
+ * innermost element, a choice among `choices`. Text compared as `__match` says is any text.
+ */
+export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
+  const scalar = scalarOf(column)
+  const choices = scalar.choices ?? column.choices
+  if (typeOf(scalar).matches) return withChoices(Type.String(), choices, 'in')
+  return bareSchema(table, scalar, 'in', choices)
+}
+
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */
 export function valueSchema (table: Table, column: TableColumn | ColumnSpec, mode: Mode): TSchema {
   return nullable(column, bareSchema(table, column, mode, column.choices), mode)

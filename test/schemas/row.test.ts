@@ -7,7 +7,7 @@ import { bodyAjv } from '../../plugins/crud/compilers.js'
 import type { TSchema } from '@sinclair/typebox'
 import { column, defineTable, type ColumnSpec, type Table } from '../../lib/table/index.js'
 import {
-  createSchema, DECIMAL_PATTERN, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
+  createSchema, DECIMAL_PATTERN, filterValueSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
   TIMESTAMP_PATTERN, valueSchema
 } from '../../schemas/row.js'
 
@@ -534,4 +534,20 @@ t.test('the row and /new/ schemas serialise through Fastify', async (t) => {
     director_readable: 'George Lucas'
   }, 'joined fields nested, a key the schema does not have (a secret) dropped')
   t.strictSame(await get('/plain'), { id: 2, director: 7, director_readable: null })
+})
+
+t.test('filterValueSchema: one filter value, typed as its column, a choice among the choices', async (t) => {
+  const rated = defineTable('rated', {
+    genre: column.varchar({ length: 20, choices: { drama: 'drama', sci_fi: { value: 'sci_fi', displayName: 'Science fiction' } } }),
+    stars: column.integer({ choices: { one: 1, two: 2 } }),
+    moods: column.array(column.varchar({ length: 10, choices: { calm: 'calm' } })),
+    mail: column.email({ null: true }),
+    day: column.date({ null: true })
+  })
+  const value = (name: string): unknown => plain(filterValueSchema(rated, rated.columnMap.get(name)!))
+  t.strictSame(value('genre'), { enum: ['drama', 'sci_fi'], type: 'string' }, 'text with choices: one of them')
+  t.strictSame(value('stars'), { ...INT, enum: [1, 2] })
+  t.strictSame(value('moods'), { enum: ['calm'], type: 'string' }, "an array: its element's")
+  t.strictSame(value('mail'), { type: 'string' }, 'text compared as __match says is any text, not null')
+  t.strictSame(value('day'), { format: 'date', type: 'string' })
 })
