@@ -6,6 +6,7 @@ import { recordDocumentTransform, securitySchemesOf, type SwaggerTransformFn } f
 import { optionError, TABLECRUD_ERR_PEER_MISSING } from '../lib/errors.js'
 import { allTables } from '../lib/table/table.js'
 import { secureSwaggerUi } from './web/swagger-ui.js'
+import { OPENAPI_RULES } from '../schemas/row.js'
 
 /**
  * The document's `info` (OpenAPI 3.1 Info Object).
@@ -131,17 +132,21 @@ export async function importPeer<T> (specifier: string): Promise<T> {
 }
 
 /**
- * A body schema with each `extra` annotation (what `/schema/` shows of a column, SPEC §2.8)
- * written `x-extra`: OpenAPI admits unknown schema keywords as vendor extensions only.
+ * A body schema as the document shows it: each `extra` annotation (what `/schema/` shows of a
+ * column, SPEC §2.8) written `x-extra`, as OpenAPI admits unknown schema keywords as vendor
+ * extensions only, and the rules the server checks in code added (`OPENAPI_RULES`: a Numeric's
+ * digits, no NUL in text, the columns a row cannot do without).
  * A copy; a member of `properties` named `extra` is a column, and stays.
  */
 export function vendorExtra (schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(vendorExtra)
   if (!isObject(schema)) return schema
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => {
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => {
     if (key === 'properties' && isObject(value)) return [key, Object.fromEntries(Object.entries(value).map(([name, v]) => [name, vendorExtra(v)]))]
     return [key === 'extra' ? 'x-extra' : key, vendorExtra(value)]
   }))
+  const rules = (schema as { [OPENAPI_RULES]?: Record<string, unknown> })[OPENAPI_RULES]
+  return rules === undefined ? copy : { ...copy, ...rules }
 }
 
 /** The tags of the auth plugins' routes, and what they hold. */

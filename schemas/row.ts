@@ -1,5 +1,5 @@
 import { CloneType, KindGuard, Type, type TArray, type TObject, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
-import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoice } from '../lib/table/column.js'
+import { dimensions, displayName, scalarOf, type ColumnSpec, type ColumnType, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
 import { typeDefault } from '../lib/values/write.js'
@@ -24,13 +24,56 @@ function withChoices (schema: TSchema, choices: ReadonlyMap<string, NormalizedCh
   return CloneType(schema, { enum: [...choices.values()].map((c) => c.value) })
 }
 
+/**
+ * Rules the server enforces in code, with messages that name them, and that JSON Schema can
+ * state: written into the OpenAPI document only (the `openApi` plugin reads this key). Under a
+ * symbol, body validation (Ajv) and `/schema/` (a JSON round trip) never see them, so a value
+ * breaking one keeps its 400 with the server's own message (SPEC §2.2, §6.2).
+ */
+export const OPENAPI_RULES = Symbol.for('fastify-tablecrud.openapi-rules')
+
+/** A schema with rules for the document (`OPENAPI_RULES`): keywords the document adds to its own, or shows instead. */
+export function withOpenApiRules<T extends object> (schema: T, rules: Record<string, unknown>): T {
+  return { ...schema, [OPENAPI_RULES]: rules }
+}
+
+/** PostgreSQL text cannot hold U+0000 (lib/values/limits.ts). */
+const NO_NUL = { pattern: '^[^\\u0000]*$' }
+/** The largest float a `real` holds; a non-zero one that rounds to 0 is refused too (lib/values/limits.ts). */
+const REAL_MAX = 3.4028234663852886e38
+
+/** A Numeric(p, s) body value: a number or decimal string with at most p - s digits before the point and s after it. */
+function numericRules (column: ColumnSpec, schema: TSchema): TSchema {
+  const [precision, scale] = column.digits!
+  const whole = precision - scale
+  const description = `At most ${whole} digits before the point and ${scale} after it.`
+  const [number, text] = (schema as TUnion).anyOf
+  // A bound past a double's range says nothing a client can send.
+  const bounds = whole <= 300 ? { exclusiveMinimum: -(10 ** whole), exclusiveMaximum: 10 ** whole } : {}
+  const digits = `^[+-]?(?=\\.?\\d)0*\\d{0,${whole}}(\\.\\d{0,${scale}}0*)?$`
+  // The union's own keywords (an enum of choices) stay.
+  return { ...schema, anyOf: [withOpenApiRules(number!, { ...bounds, description }), withOpenApiRules(text!, { pattern: digits, description })] }
+}
+
+/** The rules of each column type's body values that only the document states (`OPENAPI_RULES`). */
+const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchema) => TSchema>> = {
+  numeric: numericRules,
+  real: (_column, schema) => withOpenApiRules(schema, { minimum: -REAL_MAX, maximum: REAL_MAX, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }),
+  varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  email: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' })
+}
+
 /** Choices given on an array column constrain its innermost elements. */
 function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
   if (column.type === 'array') {
     const element = column.element!
     return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices), mode))
   }
-  return withChoices(typeOf(column).schema(column, mode), choices, mode)
+  const schema = withChoices(typeOf(column).schema(column, mode), choices, mode)
+  const rules = mode === 'in' ? BODY_RULES[column.type] : undefined
+  return rules === undefined ? schema : rules(column, schema)
 }
 
 /** `anyOf [<type>, null]` (SPEC §2.8); a plain union (Numeric in) gains the null branch rather than nesting. */
@@ -147,6 +190,7 @@ const TITLES: Record<Write, string> = { create: 'In', replace: 'Replace', patch:
 
 function writeSchema (table: Table, kind: Write): TObject {
   const properties: TProperties = {}
+  const needed: string[] = []
   for (const column of table.columns) {
     const key = column.primaryKey ? typeOf(column).key! : null
     const serialKey = key?.assigned === true
@@ -158,8 +202,12 @@ function writeSchema (table: Table, kind: Write): TObject {
       ? column.required || (key !== null && !serialKey && key.sqlDefault === null)
       : kind === 'replace' && column.required && !column.primaryKey
     properties[column.name] = required ? schema : Type.Optional(schema)
+    // NOT NULL with no default of its own or of its type (a ForeignKey, an Email, choices): left
+    // out, the database refuses the row with a 422 (SPEC §6.2). Required in the document only.
+    if (required || (kind !== 'patch' && !column.primaryKey && !column.nullable && !column.hasDefault && typeDefault(column) === null)) needed.push(column.name)
   }
-  return Type.Object(properties, { title: pascalName(table) + TITLES[kind], additionalProperties: false })
+  const object = Type.Object(properties, { title: pascalName(table) + TITLES[kind], additionalProperties: false })
+  return needed.length === (object.required ?? []).length ? object : withOpenApiRules(object, { required: needed })
 }
 
 /** The POST body (SPEC §2.5): required columns and a non-Serial key required; a Serial key only null. */

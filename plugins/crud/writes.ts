@@ -123,6 +123,7 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
     url: '/',
     schema: c.routeSchema('deleteAll', 'bulkDelete', [400, 422, 503], {
       summary: `Delete the ${table.name} rows matching the filters`,
+      description: `Deletes every ${table.name} row matching the filters, in one transaction; X-Deleted-Count says how many. At least one filter is required, else a 400 (TABLECRUD_ERR_QS_MISSING_FILTER), so a forgotten query string cannot empty the table: to delete every row, filter on something every row matches, such as \`${table.primaryKey.name}__operator=not_null\`.`,
       querystring: listQuerySchema(table, c.queryOptions),
       response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } } }
     }),

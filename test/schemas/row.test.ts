@@ -7,7 +7,7 @@ import { bodyAjv } from '../../plugins/crud/compilers.js'
 import type { TSchema } from '@sinclair/typebox'
 import { column, defineTable, type ColumnSpec, type Table } from '../../lib/table/index.js'
 import {
-  createSchema, DECIMAL_PATTERN, filterValueSchema, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
+  createSchema, DECIMAL_PATTERN, filterValueSchema, OPENAPI_RULES, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
   TIMESTAMP_PATTERN, valueSchema
 } from '../../schemas/row.js'
 
@@ -550,4 +550,39 @@ t.test('filterValueSchema: one filter value, typed as its column, a choice among
   t.strictSame(value('moods'), { enum: ['calm'], type: 'string' }, "an array: its element's")
   t.strictSame(value('mail'), { type: 'string' }, 'text compared as __match says is any text, not null')
   t.strictSame(value('day'), { format: 'date', type: 'string' })
+})
+
+t.test('OPENAPI_RULES: what the server checks in code, stated for the document only', async (t) => {
+  const priced = defineTable('priced', {
+    price: column.numeric({ digits: [6, 2], null: true }),
+    huge: column.numeric({ digits: [400, 0] }),
+    score: column.real(),
+    label: column.varchar({ length: 10 }),
+    at: column.timestamp(),
+    owner: column.foreignKey(movie, { null: false }),
+    mail: column.email(),
+    kind: column.varchar({ length: 5, choices: { a: 'a' } }),
+    note: column.text({ null: true })
+  })
+  const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
+  t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
+  t.strictSame(create[OPENAPI_RULES], { required: ['owner', 'mail', 'kind'] }, 'the document requires the NOT NULL columns with no default')
+  t.strictSame((patchSchema(priced) as { [OPENAPI_RULES]?: unknown })[OPENAPI_RULES], undefined, 'PATCH requires nothing')
+  t.strictSame(plain(valueSchema(priced, priced.columnMap.get('price')!, 'in')), { anyOf: [{ type: 'number' }, { pattern: DECIMAL_PATTERN, type: 'string' }, NULL] }, 'validation keeps its own rules')
+
+  const rules = (name: string): unknown => {
+    const schema = valueSchema(priced, priced.columnMap.get(name)!, 'in') as TSchema & { anyOf?: TSchema[] }
+    return (schema.anyOf ?? [schema]).map((branch) => (branch as { [OPENAPI_RULES]?: unknown })[OPENAPI_RULES] ?? null)
+  }
+  const [number, text] = rules('price') as Array<{ pattern: string, exclusiveMaximum: number }>
+  t.strictSame(number, { exclusiveMinimum: -10000, exclusiveMaximum: 10000, description: 'At most 4 digits before the point and 2 after it.' })
+  const digits = new RegExp(text!.pattern)
+  for (const value of ['1', '-1', '+1.5', '9999.99', '0009999.9900', '.5', '5.', '0', '-0.00']) t.ok(digits.test(value), value)
+  for (const value of ['12345', '1.234', '.', '', '1e3', 'abc', '-']) t.notOk(digits.test(value), value)
+  t.strictSame(rules('huge'), [{ description: 'At most 400 digits before the point and 0 after it.' }, { pattern: '^[+-]?(?=\\.?\\d)0*\\d{0,400}(\\.\\d{0,0}0*)?$', description: 'At most 400 digits before the point and 0 after it.' }], 'no bound past a double')
+  t.strictSame(rules('score'), [{ minimum: -3.4028234663852886e38, maximum: 3.4028234663852886e38, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }])
+  t.strictSame(rules('label'), [{ pattern: '^[^\\u0000]*$' }])
+  t.ok(new RegExp('^[^\\u0000]*$').test('text') && !new RegExp('^[^\\u0000]*$').test('a\0b'), 'the pattern refuses NUL')
+  t.strictSame(rules('note'), [{ pattern: '^[^\\u0000]*$' }, null])
+  t.match(rules('at'), [{ description: /a day that exists/ }])
 })
