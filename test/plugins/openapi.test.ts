@@ -223,9 +223,13 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
       t.strictSame(parameters.get(`${name}__operator`)!.schema, { type: 'string', enum: operators }, `${name}__operator`)
       if (text.includes(name)) t.strictSame(parameters.get(`${name}__match`)!.schema, { type: 'string', enum: [...MATCH_TYPES] }, `${name}__match`)
     }
-    t.strictSame(parameters.get('tags')?.schema ?? { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-      { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'an array filter may be repeated')
-    t.strictSame(parameters.get('name')!.schema, { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'repeated with in and not_in')
+    // Each filter a list of its column's values, written exploded (issue 30).
+    t.strictSame(parameters.get('tags')?.schema ?? { type: 'array', items: { type: 'string' } },
+      { type: 'array', items: { type: 'string' } }, 'an array filter may be repeated')
+    t.strictSame(parameters.get('name')!.schema, { type: 'array', items: { type: 'string' } }, 'repeated with in and not_in')
+    t.strictSame(parameters.get('id')!.schema, { type: 'array', items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 } }, 'typed as the column')
+    t.equal(parameters.get('id')!.explode, true)
+    t.equal(parameters.get('id')!.style, 'form')
     t.strictSame(parameters.get('__visible_fields')!.schema, {
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
     })
