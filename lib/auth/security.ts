@@ -69,11 +69,15 @@ export function recordCsrfSchemes (server: object, { cookieName, headerName, for
   const header = headerName === 'x-csrftoken' ? 'csrfHeader' : `csrfHeader_${headerName}`
   const field = formField === null ? '' : ` An \`application/x-www-form-urlencoded\` form may send it in the \`${formField}\` field instead.`
   recordSecurityScheme(server, cookie, Object.freeze({
-    type: 'apiKey', in: 'cookie', name: cookieName,
+    type: 'apiKey',
+    in: 'cookie',
+    name: cookieName,
     description: `The CSRF cookie: any GET of this part of the application sets it. Readable by scripts, which copy it into the \`${headerName}\` header.`
   }))
   recordSecurityScheme(server, header, Object.freeze({
-    type: 'apiKey', in: 'header', name: headerName,
+    type: 'apiKey',
+    in: 'header',
+    name: headerName,
     description: `The CSRF token: the value of the \`${cookieName}\` cookie, repeated on every POST, PUT, PATCH and DELETE (a 403 otherwise).${field} A request with an \`Authorization\` header is not checked.`
   }))
   return { cookie, header }
@@ -163,7 +167,8 @@ function withFormField (schema: Record<string, unknown>, field: string): Record<
 export function csrfSwaggerTransform (server: object, names: { cookie: string, header: string }, formField: string | null, own: unknown): SwaggerTransformFn {
   const next = securedSwaggerTransform(server, own)
   return (args) => {
-    const given = args.schema as Record<string, unknown>
+    // A route may have no schema at all.
+    const given = (args.schema ?? {}) as Record<string, unknown>
     const secured = { ...given, security: withCsrf(given.security, names) }
     const schema = formField === null ? secured : withFormField(secured, formField)
     const result = next({ ...args, schema })
