@@ -6,6 +6,7 @@ import { recordDocumentTransform, securitySchemesOf, type SwaggerTransformFn } f
 import { optionError, TABLECRUD_ERR_PEER_MISSING } from '../lib/errors.js'
 import { allTables } from '../lib/table/table.js'
 import { secureSwaggerUi } from './web/swagger-ui.js'
+import { OPENAPI_RULES } from '../schemas/row.js'
 
 /**
  * The document's `info` (OpenAPI 3.1 Info Object).
@@ -131,23 +132,36 @@ export async function importPeer<T> (specifier: string): Promise<T> {
 }
 
 /**
- * A body schema with each `extra` annotation (what `/schema/` shows of a column, SPEC §2.8)
- * written `x-extra`: OpenAPI admits unknown schema keywords as vendor extensions only.
+ * A body schema as the document shows it: each `extra` annotation (what `/schema/` shows of a
+ * column, SPEC §2.8) written `x-extra`, as OpenAPI admits unknown schema keywords as vendor
+ * extensions only, and the rules the server checks in code added (`OPENAPI_RULES`: a Numeric's
+ * digits, no NUL in text, the columns a row cannot do without).
  * A copy; a member of `properties` named `extra` is a column, and stays.
  */
 export function vendorExtra (schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(vendorExtra)
   if (!isObject(schema)) return schema
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => {
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => {
     if (key === 'properties' && isObject(value)) return [key, Object.fromEntries(Object.entries(value).map(([name, v]) => [name, vendorExtra(v)]))]
     return [key === 'extra' ? 'x-extra' : key, vendorExtra(value)]
   }))
+  const rules = (schema as { [OPENAPI_RULES]?: Record<string, unknown> })[OPENAPI_RULES]
+  return rules === undefined ? copy : { ...copy, ...rules }
 }
 
-/** A table's tag, described by the table's `helpText` when it has one. */
+/** The tags of the auth plugins' routes, and what they hold. */
+const PLUGIN_TAGS: ReadonlyMap<string, string> = new Map([
+  ['login', 'Token and JWT login: a username and password for a bearer token (`bearerAuth`).'],
+  ['sessions', 'Session login and logout (the session cookie, `cookieAuth`), with the pages of the built-in forms.'],
+  ['accounts', 'Sign-up and password change.'],
+  ['mfa', 'Multi-factor authentication with an authenticator app.']
+])
+
+/** A table's tag, described by the table's `helpText` when it has one; an auth plugin's, by what it holds. */
 function tagOf (name: string): { name: string, description?: string } {
   const described = allTables().find((table) => table.name === name && table.helpText !== null)
-  return described === undefined ? { name } : { name, description: described.helpText! }
+  if (described !== undefined) return { name, description: described.helpText! }
+  return PLUGIN_TAGS.has(name) ? { name, description: PLUGIN_TAGS.get(name)! } : { name }
 }
 
 const methodsOf = (route: Pick<RouteOptions, 'method'>): string[] => [route.method].flat()
@@ -174,13 +188,17 @@ const COMPONENT_NAME = /^[A-Za-z0-9._-]+$/
 
 /**
  * A body schema and the schemas that are bodies within it: the branches of a union (POST `/`
- * takes a row or an array of rows) and the items of an array. Not its properties, whose
+ * takes a row or an array of rows), the items of an array, and the joined rows a property may
+ * hold (an object branch of its union: `StudioJoined`). Not its properties themselves, whose
  * titles are column labels.
  */
 function bodyShapes (schema: unknown): Json[] {
   if (!isObject(schema)) return []
   const branches = Array.isArray(schema.anyOf) ? schema.anyOf : []
-  return [schema, ...branches.flatMap(bodyShapes), ...bodyShapes(schema.items)]
+  const joined = isObject(schema.properties)
+    ? Object.values(schema.properties).flatMap((p) => isObject(p) && Array.isArray(p.anyOf) ? p.anyOf.filter((b) => isObject(b) && b.type === 'object') : [])
+    : []
+  return [schema, ...branches.flatMap(bodyShapes), ...bodyShapes(schema.items), ...joined.flatMap(bodyShapes)]
 }
 
 /**

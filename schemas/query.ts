@@ -3,6 +3,7 @@ import { typeOf } from '../lib/table/column-types.js'
 import { visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
 import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
+import { filterValueSchema } from './row.js'
 
 /*
  * Documentation only: the plugin parses query strings itself (unknown keys, repeats, case-free
@@ -22,8 +23,9 @@ function valueForm (column: TableColumn): string {
 function filterDescription (table: Table, column: TableColumn): string {
   const form = valueForm(column)
   if (column.type === 'array') return `Rows whose ${column.name} holds this element (${form}); repeat to require several.`
-  if (isText(column)) return `Filter on ${column.name} (${form}), compared as ${column.name}__match says.`
-  return `Filter on ${column.name}: ${form}.`
+  const once = ` Repeated only with ${column.name}__operator in or not_in, one value each.`
+  if (isText(column)) return `Filter on ${column.name} (${form}), compared as ${column.name}__match says.${once}`
+  return `Filter on ${column.name}: ${form}.${once}`
 }
 
 function filterProperties (table: Table, column: TableColumn): TProperties {
@@ -32,11 +34,9 @@ function filterProperties (table: Table, column: TableColumn): TProperties {
   const properties: TProperties = {}
   // A column no value filters (JSONB: null checks only) has no value parameter to document.
   if (operators.includes('e')) {
-    // Arrays take every repeat; other columns with in/not_in only (SPEC §7.6).
-    properties[column.name] = Type.Optional(column.type === 'array' || operators.includes('in')
-      ? Type.Union([Type.String(), Type.Array(Type.String())], { description })
-      /* c8 ignore next: unreached, every column type with `e` has `in` or is an array (lib/table/column-types.ts) */
-      : Type.String({ description }))
+    // Each value typed as its column's, the parameter repeatable (rating=3&rating=4, QUERY_STYLE):
+    // arrays take every repeat, other columns with in/not_in only (SPEC §7.6).
+    properties[column.name] = Type.Optional(Type.Array(filterValueSchema(table, column), { description }))
   }
   const lists = operators.includes('in') ? ` in and not_in take the ${column.name} parameter repeated, one value each.` : ''
   Object.assign(properties, {
@@ -49,6 +49,14 @@ function filterProperties (table: Table, column: TableColumn): TProperties {
   }
   return properties
 }
+
+/**
+ * How the parameters of a query string are written, for OpenAPI: a list as the parameter
+ * repeated (`explode`, OpenAPI's default for a query, said so generators that comma-join lists
+ * unless told, orval among them, send what the server reads). @fastify/swagger reads it on the
+ * query string's schema, for every parameter.
+ */
+const QUERY_STYLE = { additionalProperties: false, style: 'form', explode: true } as const
 
 /** `__visible_fields`: a comma-separated string, or the parameter repeated (one name each, listed as an enum). */
 function visibleFields (names: readonly string[]): TSchema {
@@ -92,7 +100,7 @@ export function listQuerySchema (table: Table, options: ListQueryOptions): TObje
       'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
     __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` }))
   })
-  return Type.Object(properties, { additionalProperties: false })
+  return Type.Object(properties, QUERY_STYLE)
 }
 
 /** GET `/`: the list query, with keyset paging (SPEC §7.1) and the export format (SPEC §7.5). */
@@ -102,7 +110,7 @@ export function pageQuerySchema (table: Table, options: ListQueryOptions): TObje
     ...list.properties,
     __cursor: Type.Optional(Type.String({ description: 'Keyset paging: empty for the first page, then the `next_cursor` of the previous answer. Not with `__page`.' })),
     __format: Type.Optional(stringEnum(['json', 'ndjson', 'csv'], 'Stream every matching row as NDJSON or CSV instead of a JSON page; default: the Accept header, else json.'))
-  }, { additionalProperties: false })
+  }, QUERY_STYLE)
 }
 
 export interface SingleQueryOptions {

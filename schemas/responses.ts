@@ -25,6 +25,34 @@ export const CountResponse = Type.Object({
 /** GET `/ids/` (SPEC §2.8): primary key -> readable representation. */
 export const IdsResponse = Type.Object({}, { title: 'IdsResponse', additionalProperties: Type.String() })
 
+/**
+ * GET `/schema/` (SPEC §2.8): the JSON Schema of the row a client sends, with the `extra` of
+ * each property and of the table. Sent as serialised at registration; this documents it.
+ */
+export const SchemaDocumentResponse = Type.Object({
+  title: Type.String(),
+  type: Type.Literal('object'),
+  properties: Type.Record(Type.String(), Type.Object({
+    title: Type.String(),
+    extra: Type.Object({
+      help_text: Type.Union([Type.String(), Type.Null()]),
+      choices: Type.Union([Type.Record(Type.String(), Type.Object({ display_name: Type.String(), value: Type.Unknown() })), Type.Null()]),
+      secret: Type.Boolean(),
+      nullable: Type.Boolean(),
+      unique: Type.Boolean(),
+      foreign_key: Type.Optional(Type.Object({ to: Type.String(), target_column: Type.String() })),
+      widget: Type.Optional(Type.String()),
+      dimensions: Type.Optional(Type.Integer({ minimum: 1 }))
+    }, { additionalProperties: true })
+  }, { additionalProperties: true, description: "A column's JSON Schema (a nullable one as anyOf with null), its title and extra." })),
+  required: Type.Optional(Type.Array(Type.String(), { minItems: 1 })),
+  extra: Type.Object({
+    help_text: Type.Union([Type.String(), Type.Null()]),
+    primary_key_name: Type.String(),
+    visible_fields_options: Type.Array(Type.String())
+  }, { additionalProperties: true, description: 'The table: its help text, primary key, the names __visible_fields takes, and the schemaExtra option.' })
+}, { title: 'SchemaDocument' })
+
 /** GET `/references/` (SPEC §2.8). */
 export const ReferencesResponse = Type.Object({
   references: Type.Array(Type.Object({ tableName: Type.String(), columnName: Type.String() }))
@@ -97,10 +125,17 @@ export function withHeaders<T extends TSchema> (schema: T, headers: Record<strin
   return { ...schema, headers }
 }
 
+/**
+ * A response schema with the description OpenAPI shows for its status (else "Default
+ * Response"): @fastify/swagger's key beside the body schema, which the body itself does not get.
+ */
+export function described<T extends object> (schema: T, description: string): T {
+  return { ...schema, 'x-response-description': description }
+}
+
 /** The error shape, documented for one status with what it means there. */
 export function errorResponse (description: string): TSchema {
-  // @fastify/swagger's key for the response's description: the body keeps the error shape as it is.
-  return { ...ErrorResponse, 'x-response-description': description }
+  return described(ErrorResponse, description)
 }
 
 /** A 503 whose cause `description` names, with `Retry-After`. */

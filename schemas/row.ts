@@ -1,5 +1,5 @@
 import { CloneType, KindGuard, Type, type TArray, type TObject, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
-import { dimensions, displayName, scalarOf, type ColumnSpec, type NormalizedChoice } from '../lib/table/column.js'
+import { dimensions, displayName, scalarOf, type ColumnSpec, type ColumnType, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
 import { typeDefault } from '../lib/values/write.js'
@@ -24,13 +24,56 @@ function withChoices (schema: TSchema, choices: ReadonlyMap<string, NormalizedCh
   return CloneType(schema, { enum: [...choices.values()].map((c) => c.value) })
 }
 
+/**
+ * Rules the server enforces in code, with messages that name them, and that JSON Schema can
+ * state: written into the OpenAPI document only (the `openApi` plugin reads this key). Under a
+ * symbol, body validation (Ajv) and `/schema/` (a JSON round trip) never see them, so a value
+ * breaking one keeps its 400 with the server's own message (SPEC §2.2, §6.2).
+ */
+export const OPENAPI_RULES = Symbol.for('fastify-tablecrud.openapi-rules')
+
+/** A schema with rules for the document (`OPENAPI_RULES`): keywords the document adds to its own, or shows instead. */
+export function withOpenApiRules<T extends object> (schema: T, rules: Record<string, unknown>): T {
+  return { ...schema, [OPENAPI_RULES]: rules }
+}
+
+/** PostgreSQL text cannot hold U+0000 (lib/values/limits.ts). */
+const NO_NUL = { pattern: '^[^\\u0000]*$' }
+/** The largest float a `real` holds; a non-zero one that rounds to 0 is refused too (lib/values/limits.ts). */
+const REAL_MAX = 3.4028234663852886e38
+
+/** A Numeric(p, s) body value: a number or decimal string with at most p - s digits before the point and s after it. */
+function numericRules (column: ColumnSpec, schema: TSchema): TSchema {
+  const [precision, scale] = column.digits!
+  const whole = precision - scale
+  const description = `At most ${whole} digits before the point and ${scale} after it.`
+  const [number, text] = (schema as TUnion).anyOf
+  // A bound past a double's range says nothing a client can send.
+  const bounds = whole <= 300 ? { exclusiveMinimum: -(10 ** whole), exclusiveMaximum: 10 ** whole } : {}
+  const digits = `^[+-]?(?=\\.?\\d)0*\\d{0,${whole}}(\\.\\d{0,${scale}}0*)?$`
+  // The union's own keywords (an enum of choices) stay.
+  return { ...schema, anyOf: [withOpenApiRules(number!, { ...bounds, description }), withOpenApiRules(text!, { pattern: digits, description })] }
+}
+
+/** The rules of each column type's body values that only the document states (`OPENAPI_RULES`). */
+const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchema) => TSchema>> = {
+  numeric: numericRules,
+  real: (_column, schema) => withOpenApiRules(schema, { minimum: -REAL_MAX, maximum: REAL_MAX, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }),
+  varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  email: (_column, schema) => withOpenApiRules(schema, NO_NUL),
+  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' })
+}
+
 /** Choices given on an array column constrain its innermost elements. */
 function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
   if (column.type === 'array') {
     const element = column.element!
     return Type.Array(nullable(element, bareSchema(table, element, mode, element.choices ?? choices), mode))
   }
-  return withChoices(typeOf(column).schema(column, mode), choices, mode)
+  const schema = withChoices(typeOf(column).schema(column, mode), choices, mode)
+  const rules = mode === 'in' ? BODY_RULES[column.type] : undefined
+  return rules === undefined ? schema : rules(column, schema)
 }
 
 /** `anyOf [<type>, null]` (SPEC §2.8); a plain union (Numeric in) gains the null branch rather than nesting. */
@@ -49,6 +92,18 @@ function nullable (column: ColumnSpec, schema: TSchema, mode: Mode): TSchema {
   if (mode === 'out') return orNullOut(schema)
   const branches = KindGuard.IsUnion(schema) && schema.enum === undefined ? schema.anyOf : [schema]
   return Type.Union([...branches, Type.Null()])
+}
+
+/**
+ * One value of a filter on `column`, as a query string carries it (SPEC §2.2, §2.3), for
+ * OpenAPI: the body value's schema without null (the text `null` is a string), an array's
+ * innermost element, a choice among `choices`. Text compared as `__match` says is any text.
+ */
+export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
+  const scalar = scalarOf(column)
+  const choices = scalar.choices ?? column.choices
+  if (typeOf(scalar).matches) return withChoices(Type.String(), choices, 'in')
+  return bareSchema(table, scalar, 'in', choices)
 }
 
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */
@@ -98,13 +153,24 @@ export function rowSchema (table: Table, excludeSecrets: boolean, maxJoins = 0):
   return rowObject(table, excludeSecrets, maxJoins, true)
 }
 
+/**
+ * The title of a joined row: `StudioJoined`, or `MovieJoinedDepth1` when it holds joins of its
+ * own. Not `StudioRow`: its fields differ (each may be null), and a typed client must see it.
+ */
+function joinedTitle (table: Table, joins: number): string {
+  return `${pascalName(table)}Joined${joins > 0 ? `Depth${joins}` : ''}`
+}
+
 function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top: boolean): TObject {
   const properties: TProperties = {}
+  let joins = 0
   for (const column of visibleColumns(table, excludeSecrets)) {
-    let schema = valueSchema(table, column, 'out')
+    // A joined row through a NULL ForeignKey is served with every field null (schemas/shape.ts).
+    let schema = top || column.nullable ? valueSchema(table, column, 'out') : orNullOut(valueSchema(table, column, 'out'))
     if (column.type === 'foreignKey' && maxJoins > 0) {
       const joined = rowObject(targetOf(table, column), excludeSecrets, maxJoins - 1, false)
-      schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable ? [Type.Null()] : [])])
+      joins = maxJoins
+      schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable || !top ? [Type.Null()] : [])])
     }
     properties[column.name] = Type.Optional(schema)
   }
@@ -116,7 +182,7 @@ function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top
       }
     }
   }
-  return Type.Object(properties, { title: `${pascalName(table)}Row` })
+  return Type.Object(properties, { title: top ? `${pascalName(table)}Row` : joinedTitle(table, joins) })
 }
 
 type Write = 'create' | 'replace' | 'patch'
@@ -124,6 +190,7 @@ const TITLES: Record<Write, string> = { create: 'In', replace: 'Replace', patch:
 
 function writeSchema (table: Table, kind: Write): TObject {
   const properties: TProperties = {}
+  const needed: string[] = []
   for (const column of table.columns) {
     const key = column.primaryKey ? typeOf(column).key! : null
     const serialKey = key?.assigned === true
@@ -135,8 +202,12 @@ function writeSchema (table: Table, kind: Write): TObject {
       ? column.required || (key !== null && !serialKey && key.sqlDefault === null)
       : kind === 'replace' && column.required && !column.primaryKey
     properties[column.name] = required ? schema : Type.Optional(schema)
+    // NOT NULL with no default of its own or of its type (a ForeignKey, an Email, choices): left
+    // out, the database refuses the row with a 422 (SPEC §6.2). Required in the document only.
+    if (required || (kind !== 'patch' && !column.primaryKey && !column.nullable && !column.hasDefault && typeDefault(column) === null)) needed.push(column.name)
   }
-  return Type.Object(properties, { title: pascalName(table) + TITLES[kind], additionalProperties: false })
+  const object = Type.Object(properties, { title: pascalName(table) + TITLES[kind], additionalProperties: false })
+  return needed.length === (object.required ?? []).length ? object : withOpenApiRules(object, { required: needed })
 }
 
 /** The POST body (SPEC §2.5): required columns and a non-Serial key required; a Serial key only null. */

@@ -82,7 +82,13 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   await app.register(rateLimit, options.redis === undefined ? {} : { redis: options.redis, nameSpace: 'movies-demo-rl-' })
   await app.register(openApi, {
     routePrefix: '/docs',
-    info: { title: 'fastify-tablecrud movies demo', version: '1.0.0', description: 'Directors, studios, movies and roles.' }
+    info: {
+      title: 'fastify-tablecrud movies demo',
+      version: '1.0.0',
+      description: 'Directors, studios, movies and roles.',
+      contact: { name: 'The fastify-tablecrud maintainers' },
+      license: { name: 'MIT', identifier: 'MIT' }
+    }
   })
   await app.after()
   await createTables(app.pg, [...tables, userTable, tokenTable, sessionTable, mfaSecretTable])

@@ -34,8 +34,8 @@ console.log(`fastify-tablecrud movies demo on ${url} (${embedded === null ? 'DAT
   Log out              ${url}/logout/
   Sign up              ${url}/register/   Change password ${url}/change-password/   MFA set-up ${url}/mfa/
 
-  Get a JWT:    curl -s -X POST ${url}/login/jwt -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
-  Get a token:  curl -s -X POST ${url}/login/token -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
+  Get a JWT:    curl -s -X POST ${url}/login/jwt/ -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
+  Get a token:  curl -s -X POST ${url}/login/token/ -H 'content-type: application/json' -d '{"username":"${DEMO_USER.username}","password":"${DEMO_USER.password}"}'
   Then:         curl -s -X PATCH ${url}/api/admin/movies/1/ -H "authorization: Bearer <token>" -H 'content-type: application/json' -d '{"rating": 9.5}'
 
 Routes under each table prefix (writable ones under /api/admin and /api/token):
@@ -44,7 +44,7 @@ Routes under each table prefix (writable ones under /api/admin and /api/token):
   GET /count/   GET /ids/   GET /new/   GET /references/   GET /schema/
 Movie posters:  POST /api/admin/movies/media/ (multipart: column=poster, file=<image>, or "Try it out" in the docs),
                 GET /api/movies/media/url/?column=poster&file_key=<key>; files in ${process.env.MEDIA_PATH ?? DEFAULT_MEDIA_PATH}, served at /media/
-Logins: POST /login/jwt, POST /login/token, POST /login/ (session cookie); POST /logout/.   OpenAPI document: ${url}/docs/json
+Logins: POST /login/jwt/, POST /login/token/, POST /login/ (session cookie); POST /logout/.   OpenAPI document: ${url}/docs/json
 
 Ctrl-C stops.`)
 

@@ -22,7 +22,8 @@ export const COOKIE_SCHEME_NAME = 'cookieAuth'
 
 export interface BearerSecurityScheme { readonly type: 'http', readonly scheme: 'bearer', readonly bearerFormat: string, readonly description: string }
 export interface CookieSecurityScheme { readonly type: 'apiKey', readonly in: 'cookie', readonly name: string, readonly description: string }
-export type SecurityScheme = BearerSecurityScheme | CookieSecurityScheme
+export interface HeaderSecurityScheme { readonly type: 'apiKey', readonly in: 'header', readonly name: string, readonly description: string }
+export type SecurityScheme = BearerSecurityScheme | CookieSecurityScheme | HeaderSecurityScheme
 
 /**
  * The schemes of each application, keyed by its HTTP server: every encapsulation context of
@@ -52,6 +53,34 @@ export function recordCookieAuth (server: object, cookieName: string): string {
     type: 'apiKey', in: 'cookie', name: cookieName, description: `The session cookie ${cookieName}, from session login`
   }))
   return name
+}
+
+/** What the csrf plugin checks (SPEC §5.5), named as its options name them. */
+export interface CsrfSettings { readonly cookieName: string, readonly headerName: string, readonly formField: string | null }
+
+/**
+ * Records the two schemes a csrf plugin's checked routes require together (SPEC §5.5): its
+ * cookie and the header that repeats it, and returns their names: `csrfCookie` and
+ * `csrfHeader` for the default names, else suffixed with the name (`csrfHeader_x-token`), as
+ * `recordCookieAuth` does. A security requirement is met only when both are sent.
+ */
+export function recordCsrfSchemes (server: object, { cookieName, headerName, formField }: CsrfSettings): { cookie: string, header: string } {
+  const cookie = cookieName === 'csrftoken' ? 'csrfCookie' : `csrfCookie_${cookieName}`
+  const header = headerName === 'x-csrftoken' ? 'csrfHeader' : `csrfHeader_${headerName}`
+  const field = formField === null ? '' : ` An \`application/x-www-form-urlencoded\` form may send it in the \`${formField}\` field instead.`
+  recordSecurityScheme(server, cookie, Object.freeze({
+    type: 'apiKey',
+    in: 'cookie',
+    name: cookieName,
+    description: `The CSRF cookie: any GET of this part of the application sets it. Readable by scripts, which copy it into the \`${headerName}\` header.`
+  }))
+  recordSecurityScheme(server, header, Object.freeze({
+    type: 'apiKey',
+    in: 'header',
+    name: headerName,
+    description: `The CSRF token: the value of the \`${cookieName}\` cookie, repeated on every POST, PUT, PATCH and DELETE (a 403 otherwise).${field} A request with an \`Authorization\` header is not checked.`
+  }))
+  return { cookie, header }
 }
 
 /**
@@ -102,5 +131,47 @@ export function securedSwaggerTransform (server: object, own: unknown): SwaggerT
     if (typeof own === 'function') return (own as SwaggerTransformFn)(args)
     if (own === false) return {}
     return documentTransforms.get(server)?.(args) ?? {}
+  }
+}
+
+type Requirement = Record<string, string[]>
+const FORM = 'application/x-www-form-urlencoded'
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The security of a route the csrf plugin checks: each requirement also needs the CSRF cookie
+ * and header (a public route: those two alone), except one with a bearer token, whose
+ * `Authorization` header exempts the request from the check.
+ */
+function withCsrf (security: unknown, names: { cookie: string, header: string }): Requirement[] {
+  const requirements = Array.isArray(security) && security.length > 0 ? security as Requirement[] : [{}]
+  return requirements.map((r) => Object.hasOwn(r, BEARER_SCHEME_NAME) ? r : { ...r, [names.cookie]: [], [names.header]: [] })
+}
+
+/** A body taken as JSON or a form, documented per media type: the form's with the CSRF field beside its own. */
+function withFormField (schema: Record<string, unknown>, field: string): Record<string, unknown> {
+  const { body, consumes } = schema
+  if (!isObject(body) || !isObject(body.properties) || !Array.isArray(consumes) || !consumes.includes(FORM)) return schema
+  const token = { type: 'string', description: 'The CSRF token, as the header would carry it (the value of the cookie).' }
+  const form = { ...body, properties: { ...body.properties, [field]: token } }
+  return { ...schema, body: { content: Object.fromEntries(consumes.map((type: string) => [type, { schema: type === FORM ? form : body }])) } }
+}
+
+/**
+ * The route-level `swaggerTransform` of a route the csrf plugin checks (SPEC §5.5): the route's
+ * security with the CSRF schemes (`withCsrf`) and, when forms may carry the token, the form
+ * field in its urlencoded body; then what `securedSwaggerTransform` does (the schemes declared,
+ * the route's own transform or `openApi`'s run).
+ */
+export function csrfSwaggerTransform (server: object, names: { cookie: string, header: string }, formField: string | null, own: unknown): SwaggerTransformFn {
+  const next = securedSwaggerTransform(server, own)
+  return (args) => {
+    // A route may have no schema at all.
+    const given = (args.schema ?? {}) as Record<string, unknown>
+    const secured = { ...given, security: withCsrf(given.security, names) }
+    const schema = formField === null ? secured : withFormField(secured, formField)
+    const result = next({ ...args, schema })
+    return { ...result, schema: result.schema ?? schema }
   }
 }

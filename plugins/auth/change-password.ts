@@ -5,6 +5,7 @@ import { changeUserPassword, checkPasswordChange } from '../../lib/auth/accounts
 import { changePasswordPage, type ChangePasswordPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
+import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption
@@ -91,7 +92,7 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
       tags: ['accounts'],
       body: CHANGE_BODY,
       response: {
-        200: MESSAGE,
+        200: described(MESSAGE, 'Changed (a JSON body): every session of the user ended, the cookie cleared.'),
         303: { description: `A form submission: sent on to loginUrl (${loginUrl})`, type: 'null' },
         ...formErrors({
           401: 'Not logged in.',

@@ -3,7 +3,7 @@ import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
 import type { FormPageData } from '../../lib/html/index.js'
 import { errorHandler, sendError } from '../errors.js'
 import type {} from '../web/types.js'
-import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { described, ErrorResponse, errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import { claimOperationIds } from '../operation-ids.js'
 import { refuseMethod } from './login-routes.js'
 
@@ -19,6 +19,17 @@ const FORM = 'application/x-www-form-urlencoded'
 export const HTML_PAGE = { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } as const
 /** A JSON answer that only says what happened. */
 export const MESSAGE = { type: 'object', properties: { message: { type: 'string' } }, required: ['message'] } as const
+
+/** The form page shown again, for a body with `format=html` (what the built-in forms send). */
+const PAGE_AGAIN = { 'text/html': { schema: { type: 'string', description: 'The form page again, with the message (escaped).' } } } as const
+
+/**
+ * A form route's answer: `schema` as JSON, or the page as `text/html` when the body has
+ * `format=html` (SPEC §5: same status, the form shown again), each media type documented.
+ */
+export function jsonOrPage (schema: object, description: string): Record<string, unknown> {
+  return described({ content: { 'application/json': { schema }, ...PAGE_AGAIN } }, description)
+}
 
 /**
  * @fastify/cookie in this context unless it (or an integrator's registration above it) is
@@ -52,8 +63,9 @@ export async function formContext (fastify: FastifyInstance): Promise<void> {
 }
 
 /**
- * The error responses of a form route's POST, for OpenAPI: `own` (status: meaning) and what
- * every form route may answer (SPEC §1, §5).
+ * The error responses of a form route's POST, for OpenAPI: `own` (status: meaning), which the
+ * built-in forms get as the page again (`jsonOrPage`), and what every form route may answer
+ * as JSON (SPEC §1, §5).
  */
 export function formErrors (own: Partial<Record<number, string>>): Record<number, unknown> {
   return {
@@ -61,7 +73,7 @@ export function formErrors (own: Partial<Record<number, string>>): Record<number
     413: errorResponse('The body is over the size limit.'),
     415: errorResponse('The body is neither `application/json` nor `application/x-www-form-urlencoded`.'),
     503: ServiceUnavailableResponse,
-    ...Object.fromEntries(Object.entries(own).map(([status, meaning]) => [status, errorResponse(String(meaning))]))
+    ...Object.fromEntries(Object.entries(own).map(([status, meaning]) => [status, jsonOrPage(ErrorResponse, String(meaning))]))
   }
 }
 

@@ -62,7 +62,7 @@ export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: 
   fastify.route({
     method: 'POST',
     url: '/',
-    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, body: loginBody(mfaProviders), response: LOGIN_RESPONSES },
+    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, tags: ['login'], body: loginBody(mfaProviders), response: LOGIN_RESPONSES },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
     // The body schema documents the route; the handler checks the body itself, because a

@@ -14,7 +14,7 @@ import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
 import { errorResponse } from '../../schemas/responses.js'
 import { stringField } from './credentials.js'
-import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, jsonOrPage, formOperationIds, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { databaseOf, tableOption, templateOption } from './options.js'
 
 /**
@@ -144,7 +144,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       tags: ['mfa'],
       body: MFA_BODY,
       response: {
-        200: { oneOf: [ENROLLMENT, MESSAGE] },
+        200: jsonOrPage({ oneOf: [ENROLLMENT, MESSAGE] }, 'register: the new secret, its QR code and recovery codes; confirm and revoke: what changed.'),
         ...formErrors({ 400: 'The body is not valid JSON, or the action is unknown.', 401: 'Not logged in, or the password is wrong.', 409: 'The action does not fit the MFA state (already set up, or nothing to confirm).', 422: 'The code is invalid.' })
       }
     },

@@ -7,6 +7,7 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
+import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
@@ -117,7 +118,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
       tags: ['accounts'],
       body: REGISTER_BODY,
       response: {
-        201: CREATED,
+        201: described(CREATED, 'Signed up (a JSON body): the new user; no session is started.'),
         303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
         ...formErrors({
           ...(options.captcha === undefined ? {} : { 401: 'The CAPTCHA failed.' }),

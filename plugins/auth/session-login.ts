@@ -9,6 +9,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
+import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { MFA_FIELDS } from './login-routes.js'
 import type {} from '../web/types.js'
@@ -166,7 +167,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
       tags: ['sessions'],
       body: LOGIN_BODY,
       response: {
-        200: MESSAGE,
+        200: described(MESSAGE, 'Logged in (a JSON body): the session cookie is set.'),
         303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
         ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
       }

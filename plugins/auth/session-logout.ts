@@ -4,7 +4,8 @@ import { deleteSession } from '../../lib/auth/sessions.js'
 import { logoutPage, type LogoutPageData, type Template } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
-import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { described } from '../../schemas/responses.js'
+import { HTML_PAGE, MESSAGE, formContext, jsonOrPage, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
 import { refuseMethod } from './login-routes.js'
 import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption } from './options.js'
 import type { PoolOptions } from '../database.js'
@@ -25,6 +26,14 @@ export interface SessionLogoutOptions extends PoolOptions {
 }
 
 const NAME = 'sessionLogout'
+
+/** What the logout form sends (the csrf plugin adds its field to the document). */
+const LOGOUT_BODY = {
+  type: 'object',
+  properties: { format: { type: 'string', enum: ['html'], description: 'html: answer with the logout page (what the built-in form sends)' } }
+} as const
+
+const LOGGED_OUT = 'Logged out: the session row is deleted and the cookie cleared.'
 
 /**
  * Session logout (SPEC §5.1): GET at the prefix is a page with a logout button; POST ends the
@@ -57,12 +66,15 @@ export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async fun
       summary: 'Log out: ends the session of the cookie',
       tags: ['sessions'],
       consumes: ['application/json', 'application/x-www-form-urlencoded'],
+      body: LOGOUT_BODY,
       response: {
-        200: MESSAGE,
+        200: redirectTo === null ? jsonOrPage(MESSAGE, LOGGED_OUT) : described(MESSAGE, LOGGED_OUT),
         ...formErrors({ 401: 'No session cookie.' }),
         ...(redirectTo === null ? {} : { 303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' } })
       }
     },
+    // The body schema documents the form; the handler reads `format` itself, whatever the body is.
+    validatorCompiler: () => () => true,
     handler: async (request, reply) => {
       const token = request.cookies[cookieName]
       if (token === undefined) {

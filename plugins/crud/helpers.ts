@@ -2,7 +2,13 @@ import { parseFilterQuery, parseIdsQuery, type Filter, type IdsQuery } from '../
 import { compileIds } from '../../lib/sql/select.js'
 import { referencesTo } from '../../lib/table/table.js'
 import { aRow, idsQuerySchema, listQuerySchema } from '../../schemas/query.js'
-import { CountResponse, IdsResponse, ReferencesResponse } from '../../schemas/responses.js'
+import { CountResponse, described, IdsResponse, ReferencesResponse, SchemaDocumentResponse } from '../../schemas/responses.js'
+
+/* The 200s of the helper routes, one object each for every table: serialisers are kept per schema object. */
+const COUNTED = described(CountResponse, 'The number of rows matching the filters, and the default page size.')
+const IDS = described(IdsResponse, 'Each matching id with its readable representation, in primary key order.')
+const REFERENCES = described(ReferencesResponse, 'The foreign keys of every table that point at this one.')
+const SCHEMA = described(SchemaDocumentResponse, 'The JSON Schema of the row a client sends (the POST body), with `extra` annotations.')
 import { newRow, newRowSchema, schemaDocument } from '../../schemas/row.js'
 import type { CrudContext } from './context.js'
 import { countRows } from './count.js'
@@ -18,7 +24,7 @@ export function helperRoutes (c: CrudContext): void {
   route<{ Querystring: Filter[] }>(fastify, {
     method: 'GET',
     url: '/count/',
-    schema: c.routeSchema('getCount', 'count', [400, 503], { summary: `Count ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 200: CountResponse } }),
+    schema: c.routeSchema('getCount', 'count', [400, 503], { summary: `Count ${table.name} rows matching the filters`, querystring: listQuerySchema(table, c.queryOptions), response: { 200: COUNTED } }),
     validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getCount', request)
@@ -31,7 +37,7 @@ export function helperRoutes (c: CrudContext): void {
   route<{ Querystring: IdsQuery }>(fastify, {
     method: 'GET',
     url: '/ids/',
-    schema: c.routeSchema('getIds', 'ids', [400, 503], { summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IdsResponse } }),
+    schema: c.routeSchema('getIds', 'ids', [400, 503], { summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IDS } }),
     validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getIds', request)
@@ -45,7 +51,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/new/',
-    schema: c.routeSchema('getNew', 'new', [], { summary: `Defaults for a new ${table.name} row`, response: { 200: newRowSchema(table, excludeSecrets) } }),
+    schema: c.routeSchema('getNew', 'new', [], { summary: `Defaults for a new ${table.name} row`, response: { 200: described(newRowSchema(table, excludeSecrets), 'The defaults of a new row; nothing is saved.') } }),
     handler: async (request) => {
       await c.validate('getNew', request)
       return newRow(table, excludeSecrets)
@@ -55,7 +61,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/schema/',
-    schema: c.routeSchema('getSchema', 'schema', [], { summary: `JSON Schema of ${aRow(table.name)}`, response: { 200: { type: 'object', additionalProperties: true } } }),
+    schema: c.routeSchema('getSchema', 'schema', [], { summary: `JSON Schema of ${aRow(table.name)}`, response: { 200: SCHEMA } }),
     handler: async (request, reply) => {
       await c.validate('getSchema', request)
       // Serialised once at registration: the document never changes.
@@ -66,7 +72,7 @@ export function helperRoutes (c: CrudContext): void {
   route(fastify, {
     method: 'GET',
     url: '/references/',
-    schema: c.routeSchema('getReferences', 'references', [], { summary: `Foreign keys pointing at ${table.name}`, response: { 200: ReferencesResponse } }),
+    schema: c.routeSchema('getReferences', 'references', [], { summary: `Foreign keys pointing at ${table.name}`, response: { 200: REFERENCES } }),
     handler: async (request) => {
       await c.validate('getReferences', request)
       return { references: referencesTo(table) }

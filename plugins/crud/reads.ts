@@ -4,7 +4,7 @@ import { sealCursor, type CursorValues } from '../../lib/query/cursor.js'
 import { parseId, parseListQuery, parseSingleQuery, type ListQuery, type SingleQuery } from '../../lib/query/parse.js'
 import { compileKeyset, compileList, compileSingle, shapeRow, sortKeyAlias, TOTAL, type ListStatement } from '../../lib/sql/select.js'
 import { aRow, idParamsSchema, pageQuerySchema, singleQuerySchema } from '../../schemas/query.js'
-import { ETagHeader, EXPORT_DESCRIPTION, listOrExportResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
+import { described, ETagHeader, EXPORT_DESCRIPTION, listOrExportResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
 import { ifNoneMatch, rowETag } from '../../lib/etag.js'
 import type { CrudContext } from './context.js'
 import { countRows } from './count.js'
@@ -53,7 +53,7 @@ export function readRoutes (c: CrudContext): void {
       params: idParamsSchema(table),
       querystring: singleQuerySchema(table, c.queryOptions),
       headers: conditionalHeaders,
-      response: { 200: withHeaders(row, { ETag: ETagHeader }), 304: NotModifiedResponse }
+      response: { 200: described(withHeaders(row, { ETag: ETagHeader }), 'The row, with its ETag.'), 304: NotModifiedResponse }
     }),
     validatorCompiler: compilers(c.ajv, (raw) => parseSingleQuery(ctx, raw)),
     handler: async (request, reply) => {

@@ -8,7 +8,7 @@ import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js
 import { compileSingle } from '../../lib/sql/select.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
 import { aRow, idParamsSchema, listQuerySchema } from '../../schemas/query.js'
-import { DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
+import { described, DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../../lib/db/port.js'
 import { bodyValues, type BodyValues } from './body.js'
@@ -41,7 +41,7 @@ export function writeRoutes (c: CrudContext): void {
       params,
       headers: ifMatchHeaders,
       body: replaceSchema(table),
-      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+      response: { 200: described(withHeaders(row, { ETag: ETagHeader }), 'The row as written, with its new ETag.') }
     }),
     validatorCompiler,
     handler: async (request, reply) => {
@@ -65,7 +65,7 @@ export function writeRoutes (c: CrudContext): void {
       params,
       headers: ifMatchHeaders,
       body: patchSchema(table),
-      response: { 200: withHeaders(row, { ETag: ETagHeader }) }
+      response: { 200: described(withHeaders(row, { ETag: ETagHeader }), 'The row as written, with its new ETag.') }
     }),
     validatorCompiler,
     handler: async (request, reply) => {
@@ -123,6 +123,7 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
     url: '/',
     schema: c.routeSchema('deleteAll', 'bulkDelete', [400, 422, 503], {
       summary: `Delete the ${table.name} rows matching the filters`,
+      description: `Deletes every ${table.name} row matching the filters, in one transaction; X-Deleted-Count says how many. At least one filter is required, else a 400 (TABLECRUD_ERR_QS_MISSING_FILTER), so a forgotten query string cannot empty the table: to delete every row, filter on something every row matches, such as \`${table.primaryKey.name}__operator=not_null\`.`,
       querystring: listQuerySchema(table, c.queryOptions),
       response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } } }
     }),

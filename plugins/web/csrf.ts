@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
 import { generateToken, safeEqual } from '../../lib/auth/token.js'
@@ -8,6 +8,7 @@ import { sendError } from '../errors.js'
 export type {} from './types.js'
 import { documentResponses } from '../route-responses.js'
 import { errorResponse } from '../../schemas/responses.js'
+import { csrfSwaggerTransform, recordCsrfSchemes } from '../../lib/auth/security.js'
 
 /**
  * Options of `csrf` (SPEC §5.5); all optional.
@@ -65,8 +66,16 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
   recordCsrf(fastify.server, { cookieName, headerName })
   // Every method but the safe ones is checked (not the requests with Authorization, which may still lack it).
-  documentResponses(fastify, { 403: errorResponse('The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site.') },
-    (route) => [route.method].flat().some((method) => !SAFE_METHODS.has(method)))
+  const checks = (route: RouteOptions): boolean => [route.method].flat().some((method) => !SAFE_METHODS.has(method))
+  documentResponses(fastify, { 403: errorResponse('The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site.') }, checks)
+  // For OpenAPI: the checked routes require the cookie and the header (schemes, as auth plugins declare theirs).
+  const schemes = recordCsrfSchemes(fastify.server, settings)
+  fastify.addHook('onRoute', (route) => {
+    if (!checks(route)) return
+    // A copy: the config object may be shared with routes outside this context.
+    const config = (route.config ?? {}) as Record<string, unknown>
+    route.config = { ...config, swaggerTransform: csrfSwaggerTransform(fastify.server, schemes, formField, config.swaggerTransform) } as typeof route.config
+  })
   /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */
   const checked = new WeakSet<FastifyRequest>()
 

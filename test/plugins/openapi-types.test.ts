@@ -38,7 +38,7 @@ export type ApiError = ListMovies['responses'][400]['content']['application/json
 export type LoginError = paths['/login/jwt/']['post']['responses'][401]['content']['application/json']
 export function loginMessage (error: LoginError): string { return error.message }
 
-function search (query: Record<string, string | number | readonly string[] | undefined>): string {
+function search (query: Record<string, string | number | boolean | ReadonlyArray<string | number | boolean> | undefined>): string {
   const params = new URLSearchParams()
   for (const [name, value] of Object.entries(query)) {
     for (const one of value === undefined ? [] : Array.isArray(value) ? value : [value]) params.append(name, String(one))
@@ -62,9 +62,9 @@ export async function getMovie (base: string, id: MovieId, query: NonNullable<Ge
 }
 
 export const QUERY: MovieQuery = {
-  year: '2000',
+  year: [2000],
   year__operator: 'gte',
-  genre: 'drama',
+  genre: ['drama'],
   genre__match: 'exact',
   __order: '-year,name',
   __page_size: 3,
@@ -91,7 +91,7 @@ type Movie = GetMovie['responses'][200]['content']['application/json']
 declare function getMovie (id: GetMovie['parameters']['path']['id']): Promise<Movie>
 
 type Films = paths['/api/films/'] // TS2339
-export const match: Query = { name: 'Alien', name__match: 'fuzzy' } // TS2322
+export const match: Query = { name: ['Alien'], name__match: 'fuzzy' } // TS2322
 export const fields: Query = { __visible_fields: ['nme'] } // TS2820
 export const size: Query = { __page_size: '5' } // TS2322
 export const operator: Query = { oscar_winner__operator: 'gt' } // TS2322

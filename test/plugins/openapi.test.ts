@@ -223,9 +223,13 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
       t.strictSame(parameters.get(`${name}__operator`)!.schema, { type: 'string', enum: operators }, `${name}__operator`)
       if (text.includes(name)) t.strictSame(parameters.get(`${name}__match`)!.schema, { type: 'string', enum: [...MATCH_TYPES] }, `${name}__match`)
     }
-    t.strictSame(parameters.get('tags')?.schema ?? { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-      { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'an array filter may be repeated')
-    t.strictSame(parameters.get('name')!.schema, { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] }, 'repeated with in and not_in')
+    // Each filter a list of its column's values, written exploded (issue 30).
+    t.strictSame(parameters.get('tags')?.schema ?? { type: 'array', items: { type: 'string' } },
+      { type: 'array', items: { type: 'string' } }, 'an array filter may be repeated')
+    t.strictSame(parameters.get('name')!.schema, { type: 'array', items: { type: 'string' } }, 'repeated with in and not_in')
+    t.strictSame(parameters.get('id')!.schema, { type: 'array', items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 } }, 'typed as the column')
+    t.equal(parameters.get('id')!.explode, true)
+    t.equal(parameters.get('id')!.style, 'form')
     t.strictSame(parameters.get('__visible_fields')!.schema, {
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
     })
@@ -333,29 +337,33 @@ t.test('responses: rows, one row, count, ids, schema, new, references, the error
   for (const method of ['get', 'put', 'patch']) {
     const notModified = method === 'get' ? { 304: { description: 'Not modified: If-None-Match holds the current ETag.', headers: { ETag } } } : {}
     const statuses = method === 'get' ? [400, 401, 404, 503] : [400, 401, 404, 412, 413, 415, 422, 503]
-    t.strictSame(one[method].responses, { 200: { description: 'Default Response', headers: { ETag }, content: ref('OaFilmRow') }, ...notModified, ...errors(...statuses) }, method)
+    const description = method === 'get' ? 'The row, with its ETag.' : 'The row as written, with its new ETag.'
+    t.strictSame(one[method].responses, { 200: { description, headers: { ETag }, content: ref('OaFilmRow') }, ...notModified, ...errors(...statuses) }, method)
   }
   const ok = (path: string): Doc => doc.paths[path].get.responses['200'].content
   t.strictSame(ok('/api/admin/films/count/'), ref('CountResponse'))
   t.strictSame(ok('/api/admin/films/ids/'), ref('IdsResponse'))
   t.strictSame(ok('/api/admin/films/new/'), ref('OaFilmNew'))
   t.strictSame(ok('/api/admin/films/references/'), ref('ReferencesResponse'))
-  t.strictSame(ok('/api/admin/films/schema/'), { 'application/json': { schema: { type: 'object', additionalProperties: true } } })
+  t.strictSame(ok('/api/admin/films/schema/'), ref('SchemaDocument'))
   t.strictSame(ok('/api/directors/'), { ...ref('OaDirectorList'), ...EXPORTS })
   t.strictSame(ok('/api/directors/{id}/'), ref('OaDirectorRow'))
 
   const schemas = doc.components.schemas
   t.strictSame(Object.keys(schemas).sort(), [
-    'CountResponse', 'ErrorResponse', 'IdsResponse', 'OaDirectorList', 'OaDirectorNew', 'OaDirectorRow',
-    'OaFilmCreatedList', 'OaFilmIn', 'OaFilmInList', 'OaFilmList', 'OaFilmNew', 'OaFilmPatch', 'OaFilmReplace', 'OaFilmRow', 'ReferencesResponse'
+    'CountResponse', 'ErrorResponse', 'IdsResponse', 'OaDirectorJoined', 'OaDirectorList', 'OaDirectorNew', 'OaDirectorRow',
+    'OaFilmCreatedList', 'OaFilmIn', 'OaFilmInList', 'OaFilmList', 'OaFilmNew', 'OaFilmPatch', 'OaFilmReplace', 'OaFilmRow', 'ReferencesResponse',
+    'SchemaDocument'
   ])
   t.strictSame(schemas.ErrorResponse, plain(ErrorResponse), 'the SPEC §1 error shape, once')
   t.strictSame(schemas.CountResponse, plain(CountResponse))
   t.strictSame(schemas.IdsResponse, plain(IdsResponse))
   t.strictSame(schemas.ReferencesResponse, plain(ReferencesResponse))
   const filmRow = documented(rowSchema(film, true, 1))
-  filmRow.properties.director.anyOf[1] = { $ref: '#/components/schemas/OaDirectorRow' }
-  t.strictSame(schemas.OaFilmRow, filmRow, 'a joined director is a director row')
+  t.strictSame(schemas.OaDirectorJoined, filmRow.properties.director.anyOf[1], 'a joined director, named')
+  t.strictSame(schemas.OaDirectorJoined.properties.name.type, ['string', 'null'], 'served null through a NULL ForeignKey')
+  filmRow.properties.director.anyOf[1] = { $ref: '#/components/schemas/OaDirectorJoined' }
+  t.strictSame(schemas.OaFilmRow, filmRow, 'a film row refers to it')
   t.strictSame(schemas.OaFilmNew, documented(newRowSchema(film, true)))
   t.strictSame(schemas.OaDirectorRow, documented(rowSchema(director, true, 0)))
   t.strictSame(Object.keys(schemas.OaDirectorRow.properties), ['id', 'name', 'born'], 'no secret column in a row')
@@ -407,7 +415,10 @@ t.test('a title shared by different schemas, or already a component, stays inlin
   const doc = documentOf(app)
   const body = (path: string): Doc => doc.paths[path].get.responses['200'].content['application/json'].schema
   t.strictSame(body('/films/{id}/'), documented(rowSchema(film, true, 0)))
-  t.strictSame(body('/joined/{id}/'), documented(rowSchema(film, true, 1)))
+  const joined = documented(rowSchema(film, true, 1))
+  t.strictSame(doc.components.schemas.OaDirectorJoined, joined.properties.director.anyOf[1], 'the joined director has one shape: a component')
+  joined.properties.director.anyOf[1] = { $ref: '#/components/schemas/OaDirectorJoined' }
+  t.strictSame(body('/joined/{id}/'), joined)
   t.strictSame(body('/films/count/'), plain(CountResponse))
   t.strictSame(doc.components.schemas.CountResponse, taken)
   t.notOk('OaFilmRow' in doc.components.schemas)

@@ -3,6 +3,7 @@ import { Ajv } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { column, defineTable } from '../../lib/table/index.js'
 import { BOOLEAN_SPELLINGS, idParamsSchema, idsQuerySchema, listQuerySchema, singleQuerySchema } from '../../schemas/query.js'
+import { DECIMAL_PATTERN, TIMESTAMP_PATTERN } from '../../schemas/row.js'
 
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
 
@@ -27,7 +28,9 @@ const item = defineTable('item', {
 const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']
 const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
 const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
-const REPEATABLE = [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
+const INT = { minimum: -2147483648, maximum: 2147483647, type: 'integer' }
+const STRING = { type: 'string' }
+const once = (name: string): string => ` Repeated only with ${name}__operator in or not_in, one value each.`
 const BOOLEANS = ['true', 'false', '1', '0', 't', 'f', 'yes', 'no']
 
 const operator = (name: string, operators: string[]): object => ({
@@ -41,12 +44,13 @@ const match = (name: string): object => ({
   enum: ['contains', 'exact', 'starts', 'ends'],
   description: `How ${name} matches its value; default contains, case-insensitive (exact is case-sensitive).`
 })
-const scalar = (name: string, form: string, operators = ORDERED): Record<string, object> => ({
-  [name]: { description: `Filter on ${name}: ${form}.`, anyOf: REPEATABLE },
+/** A filter: its values typed as the column's, the parameter repeatable (an array, exploded: docs/openapi.md). */
+const scalar = (name: string, form: string, items: object, operators = ORDERED): Record<string, object> => ({
+  [name]: { description: `Filter on ${name}: ${form}.${once(name)}`, type: 'array', items },
   [`${name}__operator`]: operator(name, operators)
 })
 const text = (name: string): Record<string, object> => ({
-  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.`, anyOf: REPEATABLE },
+  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}`, type: 'array', items: STRING },
   [`${name}__operator`]: operator(name, UNORDERED),
   [`${name}__match`]: match(name)
 })
@@ -67,20 +71,23 @@ t.test('the boolean spellings are those of SPEC §2.2', async (t) => {
 t.test('listQuerySchema: every filter and control parameter', async (t) => {
   t.strictSame(plain(listQuerySchema(item, { excludeSecrets: true, maxJoins: 1, maxPageSize: 500, pageSize: 20 })), {
     additionalProperties: false,
+    style: 'form',
+    explode: true,
     type: 'object',
     properties: {
-      ...scalar('id', 'an integer'),
+      ...scalar('id', 'an integer', INT),
       ...text('title'),
-      ...scalar('price', 'a decimal number'),
-      ...scalar('rating', 'a number'),
-      ...scalar('count', 'an integer'),
-      ...scalar('active', 'true, false, 1, 0, t, f, yes or no', UNORDERED),
-      ...scalar('at', 'an ISO 8601 date or date-time'),
+      ...scalar('price', 'a decimal number', { anyOf: [{ type: 'number' }, { pattern: DECIMAL_PATTERN, type: 'string' }] }),
+      ...scalar('rating', 'a number', { type: 'number' }),
+      ...scalar('count', 'an integer', INT),
+      ...scalar('active', 'true, false, 1, 0, t, f, yes or no', { type: 'boolean' }, UNORDERED),
+      ...scalar('at', 'an ISO 8601 date or date-time', { pattern: TIMESTAMP_PATTERN, type: 'string' }),
       ...text('body'),
-      ...scalar('owner', 'an integer'),
+      ...scalar('owner', 'an integer', INT),
       tags: {
         description: 'Rows whose tags holds this element (an integer); repeat to require several.',
-        anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
+        type: 'array',
+        items: INT
       },
       tags__operator: operator('tags', CONTAINS),
       __order: {
@@ -110,7 +117,7 @@ t.test('listQuerySchema: secrets, joins and a key that is not a Serial', async (
   const country = defineTable('country', { code: column.varchar({ length: 2, primaryKey: true }) })
   const city = defineTable('city', { country: column.foreignKey(country) })
   const schema = plain(listQuerySchema(city, { excludeSecrets: true, maxJoins: 0, maxPageSize: 10 }))
-  t.strictSame(schema.properties.country, { description: 'Filter on country: text.', anyOf: REPEATABLE },
+  t.strictSame(schema.properties.country, { description: `Filter on country: text.${once('country')}`, type: 'array', items: { maxLength: 2, type: 'string' } },
     'a ForeignKey is filtered by its target key, with = and no match type')
   t.strictSame(schema.properties.country__operator, operator('country', ORDERED))
   t.notOk('country__match' in schema.properties)
@@ -155,7 +162,8 @@ t.test('idParamsSchema: the primary key type', async (t) => {
 })
 
 t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept the queries they describe', async (t) => {
-  const strict = new Ajv2020({ strict: true })
+  // `style` and `explode` are OpenAPI's, read by @fastify/swagger on the query string's schema.
+  const strict = new Ajv2020({ strict: true, keywords: ['style', 'explode'] })
   const list = listQuerySchema(item, { excludeSecrets: true, maxJoins: 1, maxPageSize: 500 })
   for (const schema of [list, singleQuerySchema(item, { excludeSecrets: true, maxJoins: 1 }), idsQuerySchema(), idParamsSchema(item)]) {
     t.equal(typeof strict.compile(schema), 'function')
@@ -163,13 +171,19 @@ t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept
   const validate = new Ajv({ strict: false }).compile(list)
   const passes = [
     {},
-    { title: 'x', title__match: 'starts', price: '10', price__operator: 'gte', tags: ['1', '2'], __page: 2, __page_size: 500 },
-    { tags: '1', owner__operator: 'is_null', __visible_fields: ['title', 'owner.name'], __order: ['-title', 'id'], __readable: 'yes' },
+    { title: ['x'], title__match: 'starts', price: ['10.5'], price__operator: 'gte', tags: [1, 2], __page: 2, __page_size: 500 },
+    { count: [1, 2], count__operator: 'in', active: [true], at: ['2024-01-02T03:04'], price: [10.5] },
+    { tags: [1], owner__operator: 'is_null', __visible_fields: ['title', 'owner.name'], __order: ['-title', 'id'], __readable: 'yes' },
     { __visible_fields: 'title,owner.name', __order: '-title', __range_header: '1', __range_header_name: 'items' }
   ]
   const fails = [
     { nope: '1' },
-    { mail: 'a@b.c' },
+    { mail: ['a@b.c'] },
+    { count: ['abc'] },
+    { count: [2147483648] },
+    { price: ['1e5'] },
+    { active: ['maybe'] },
+    { at: ['yesterday'] },
     { title__operator: 'lt' },
     { tags__match: 'exact' },
     { price__match: 'exact' },

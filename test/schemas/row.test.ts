@@ -7,7 +7,7 @@ import { bodyAjv } from '../../plugins/crud/compilers.js'
 import type { TSchema } from '@sinclair/typebox'
 import { column, defineTable, type ColumnSpec, type Table } from '../../lib/table/index.js'
 import {
-  createSchema, DECIMAL_PATTERN, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
+  createSchema, DECIMAL_PATTERN, filterValueSchema, OPENAPI_RULES, newRow, newRowSchema, patchSchema, replaceSchema, rowSchema, schemaDocument,
   TIMESTAMP_PATTERN, valueSchema
 } from '../../schemas/row.js'
 
@@ -132,36 +132,40 @@ t.test('rowSchema: every visible column, none required, secrets as asked', async
   t.strictSame(plain(rowSchema(movieRole, true)), { title: 'MovieRoleRow', type: 'object', properties: { id: INT, body: orNull({ type: 'string' }) } })
 })
 
-t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields', async (t) => {
-  const password = { maxLength: 128, type: 'string' }
-  const personRow = (boss: unknown, secrets = {}): object => ({
-    title: 'PersonRow',
+t.test('rowSchema: a ForeignKey within maxJoins may hold its joined fields, every one nullable', async (t) => {
+  const password = orNull({ maxLength: 128, type: 'string' })
+  const name = orNull({ maxLength: 50, type: 'string' })
+  // A joined row through a NULL ForeignKey is served with each field null: `{"name": null}`.
+  const personJoined = (boss: unknown, secrets = {}): object => ({
+    title: 'PersonJoined',
     type: 'object',
-    properties: { id: INT, name: { maxLength: 50, type: 'string' }, boss, country: { maxLength: 2, type: 'string' }, ...secrets }
+    properties: { id: orNull(INT), name, boss, country: orNull({ maxLength: 2, type: 'string' }), ...secrets }
   })
   t.strictSame(plain(rowSchema(movie, true, 1)), {
     title: 'MovieRow',
     type: 'object',
     properties: {
       ...movieRow,
-      director: { anyOf: [INT, personRow(orNull(INT)), NULL] },
+      director: { anyOf: [INT, personJoined(orNull(INT)), NULL] },
       director_readable: { anyOf: [{ type: 'string' }, NULL] }
     }
   })
   const twoDeep = plain(rowSchema(person, false, 2)) as { properties: Record<string, unknown> }
+  const countryJoined = { title: 'CountryJoined', type: 'object', properties: { code: orNull({ maxLength: 2, type: 'string' }), name: orNull({ maxLength: 100, type: 'string' }) } }
   t.strictSame(twoDeep.properties.boss, {
     anyOf: [INT, {
-      title: 'PersonRow',
+      title: 'PersonJoinedDepth1',
       type: 'object',
       properties: {
-        id: INT,
-        name: { maxLength: 50, type: 'string' },
-        boss: { anyOf: [INT, personRow(orNull(INT), { password }), NULL] },
-        country: { anyOf: [{ maxLength: 2, type: 'string' }, { title: 'CountryRow', type: 'object', properties: { code: { maxLength: 2, type: 'string' }, name: { maxLength: 100, type: 'string' } } }] },
+        id: orNull(INT),
+        name,
+        boss: { anyOf: [INT, personJoined(orNull(INT), { password }), NULL] },
+        country: { anyOf: [{ maxLength: 2, type: 'string' }, countryJoined, NULL] },
         password
       }
     }, NULL]
-  }, 'secrets follow excludeSecrets in joined tables too; a NOT NULL key has no null branch')
+  }, 'secrets follow excludeSecrets in joined tables too; a NOT NULL key in a joined row may be null')
+  t.strictSame(twoDeep.properties.country, { anyOf: [{ maxLength: 2, type: 'string' }, countryJoined] }, 'a NOT NULL key of the row itself has no null branch')
   t.strictSame(Object.keys(twoDeep.properties), ['id', 'name', 'boss', 'country', 'password', 'boss_readable', 'country_readable'])
 })
 
@@ -530,4 +534,56 @@ t.test('the row and /new/ schemas serialise through Fastify', async (t) => {
     director_readable: 'George Lucas'
   }, 'joined fields nested, a key the schema does not have (a secret) dropped')
   t.strictSame(await get('/plain'), { id: 2, director: 7, director_readable: null })
+})
+
+t.test('filterValueSchema: one filter value, typed as its column, a choice among the choices', async (t) => {
+  const rated = defineTable('rated', {
+    genre: column.varchar({ length: 20, choices: { drama: 'drama', sci_fi: { value: 'sci_fi', displayName: 'Science fiction' } } }),
+    stars: column.integer({ choices: { one: 1, two: 2 } }),
+    moods: column.array(column.varchar({ length: 10, choices: { calm: 'calm' } })),
+    mail: column.email({ null: true }),
+    day: column.date({ null: true })
+  })
+  const value = (name: string): unknown => plain(filterValueSchema(rated, rated.columnMap.get(name)!))
+  t.strictSame(value('genre'), { enum: ['drama', 'sci_fi'], type: 'string' }, 'text with choices: one of them')
+  t.strictSame(value('stars'), { ...INT, enum: [1, 2] })
+  t.strictSame(value('moods'), { enum: ['calm'], type: 'string' }, "an array: its element's")
+  t.strictSame(value('mail'), { type: 'string' }, 'text compared as __match says is any text, not null')
+  t.strictSame(value('day'), { format: 'date', type: 'string' })
+})
+
+t.test('OPENAPI_RULES: what the server checks in code, stated for the document only', async (t) => {
+  const priced = defineTable('priced', {
+    price: column.numeric({ digits: [6, 2], null: true }),
+    huge: column.numeric({ digits: [400, 0] }),
+    score: column.real(),
+    label: column.varchar({ length: 10 }),
+    at: column.timestamp(),
+    owner: column.foreignKey(movie, { null: false }),
+    mail: column.email(),
+    kind: column.varchar({ length: 5, choices: { a: 'a' } }),
+    note: column.text({ null: true })
+  })
+  const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
+  t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
+  t.strictSame(create[OPENAPI_RULES], { required: ['owner', 'mail', 'kind'] }, 'the document requires the NOT NULL columns with no default')
+  t.strictSame((patchSchema(priced) as { [OPENAPI_RULES]?: unknown })[OPENAPI_RULES], undefined, 'PATCH requires nothing')
+  t.strictSame(plain(valueSchema(priced, priced.columnMap.get('price')!, 'in')), { anyOf: [{ type: 'number' }, { pattern: DECIMAL_PATTERN, type: 'string' }, NULL] }, 'validation keeps its own rules')
+
+  const rules = (name: string): unknown => {
+    const schema = valueSchema(priced, priced.columnMap.get(name)!, 'in') as TSchema & { anyOf?: TSchema[] }
+    return (schema.anyOf ?? [schema]).map((branch) => (branch as { [OPENAPI_RULES]?: unknown })[OPENAPI_RULES] ?? null)
+  }
+  const [number, text] = rules('price') as Array<{ pattern: string, exclusiveMaximum: number }>
+  t.strictSame(number, { exclusiveMinimum: -10000, exclusiveMaximum: 10000, description: 'At most 4 digits before the point and 2 after it.' })
+  const digits = new RegExp(text!.pattern)
+  for (const value of ['1', '-1', '+1.5', '9999.99', '0009999.9900', '.5', '5.', '0', '-0.00']) t.ok(digits.test(value), value)
+  for (const value of ['12345', '1.234', '.', '', '1e3', 'abc', '-']) t.notOk(digits.test(value), value)
+  t.strictSame(rules('huge'), [{ description: 'At most 400 digits before the point and 0 after it.' }, { pattern: '^[+-]?(?=\\.?\\d)0*\\d{0,400}(\\.\\d{0,0}0*)?$', description: 'At most 400 digits before the point and 0 after it.' }], 'no bound past a double')
+  t.strictSame(rules('score'), [{ minimum: -3.4028234663852886e38, maximum: 3.4028234663852886e38, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }])
+  t.strictSame(rules('label'), [{ pattern: '^[^\\u0000]*$' }])
+  const noNul = new RegExp((rules('label') as Array<{ pattern: string }>)[0]!.pattern)
+  t.ok(noNul.test('text') && !noNul.test('a\0b'), 'the pattern refuses NUL')
+  t.strictSame(rules('note'), [{ pattern: '^[^\\u0000]*$' }, null])
+  t.match(rules('at'), [{ description: /a day that exists/ }])
 })

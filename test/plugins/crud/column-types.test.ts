@@ -490,12 +490,18 @@ t.test('OpenAPI: a valid document, each type its parameters and schemas', async 
   }
   for (const [name, ops] of Object.entries(operators)) t.strictSame(params.get(`${name}__operator`).schema.enum, ops, name)
   t.notOk(params.has('data'), 'JSONB takes no filter value, so none is documented')
-  t.equal(params.get('stamp').description, 'Filter on stamp: an ISO 8601 date-time with Z or an offset.')
-  t.equal(params.get('big').description, 'Filter on big: an integer.')
-  t.equal(params.get('span').description, 'Filter on span: an ISO 8601 duration such as P1DT2H.')
+  const once = (name: string): string => ` Repeated only with ${name}__operator in or not_in, one value each.`
+  t.equal(params.get('stamp').description, `Filter on stamp: an ISO 8601 date-time with Z or an offset.${once('stamp')}`)
+  t.equal(params.get('big').description, `Filter on big: an integer.${once('big')}`)
+  t.equal(params.get('span').description, `Filter on span: an ISO 8601 duration such as P1DT2H.${once('span')}`)
   t.equal(params.get('days').description, 'Rows whose days holds this element (a date, YYYY-MM-DD); repeat to require several.')
-  t.equal(params.get('token').description, 'Filter on token: a UUID.')
-  t.equal(params.get('at').description, 'Filter on at: a time, HH:MM:SS[.ffffff].')
+  t.equal(params.get('token').description, `Filter on token: a UUID.${once('token')}`)
+  t.equal(params.get('at').description, `Filter on at: a time, HH:MM:SS[.ffffff].${once('at')}`)
+  // Each filter typed as its column's values, repeatable (issue 30): a list, written exploded.
+  t.strictSame(params.get('stamp').schema, { type: 'array', items: { format: 'date-time', type: 'string' } })
+  t.strictSame(params.get('days').schema, { type: 'array', items: { format: 'date', type: 'string' } })
+  t.strictSame(params.get('token').schema, { type: 'array', items: { format: 'uuid', type: 'string' } })
+  t.equal(params.get('token').explode, true)
   const row = doc.components.schemas.CtThingRow.properties
   t.strictSame(row.big, { type: 'string' }, 'BigInt out is a string')
   t.strictSame(row.data, { anyOf: [{}, { type: 'null' }] }, 'JSONB out is any JSON value')
