@@ -3,6 +3,7 @@
  * summary, and `run`, which resolves to the line that says what it did (stdout) or throws one
  * that says why not. Adding a command is adding an entry.
  */
+import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -12,6 +13,8 @@ import { mfaSecretTable, sessionTable, tokenTable, userTable } from '../lib/tabl
 import { deleteExpiredSessions } from '../lib/auth/sessions.js'
 import { createToken, createUser, setPassword, userIdOf } from '../lib/auth/users.js'
 import { checkTables, createTables } from '../lib/db/index.js'
+import { readSchema } from '../lib/db/introspect.js'
+import { generateTables } from '../lib/generate/index.js'
 import { isTable, type Table } from '../lib/table/index.js'
 
 /** A mistake in the command line itself: the usage follows the error. */
@@ -29,6 +32,8 @@ export interface CommandContext {
   cwd: string
   /** Writes one line of a listing to stdout, before the closing line `run` resolves to. */
   out: (line: string) => void
+  /** Writes one line that is not the command's output to stderr: what `generate` leaves out. */
+  note: (line: string) => void
 }
 
 export interface Command {
@@ -248,6 +253,29 @@ const check: Command = {
   }
 }
 
+const generate: Command = {
+  arguments: '[--schema <name>] [--out <file>]',
+  summary: 'Writes TypeScript table definitions of the tables a database already has, and says what it leaves out, and why.',
+  help: 'Reads one schema (the connection\'s current one without --schema): columns, types, nullability, defaults, keys,\n' +
+    'unique columns, foreign keys, enums and CHECK lists as choices, comments as help texts. The module goes to stdout\n' +
+    '(or --out, which must not exist yet), one note per thing left out to stderr. See docs/tables.md, "An existing database".',
+  async run (ctx, args) {
+    const { values, positionals } = parseArgs({ args, options: { schema: { type: 'string' }, out: { type: 'string' } }, allowPositionals: true })
+    noArguments('generate', positionals)
+    const generated = generateTables(await readSchema(ctx.db, values.schema))
+    generated.notes.forEach(ctx.note)
+    if (values.out === undefined) return generated.source.trimEnd()
+    try {
+      await writeFile(resolve(ctx.cwd, values.out), generated.source, { flag: 'wx' })
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EEXIST') throw new Error(`${values.out} exists already: remove it, or give another --out.`)
+      throw error
+    }
+    const notes = generated.notes.length === 0 ? '' : `; ${plural(generated.notes.length, 'note')} above`
+    return `Wrote ${plural(generated.tables.length, 'table')} to ${values.out}${notes}.`
+  }
+}
+
 /** In the order of the usage. */
 export const COMMANDS = new Map<string, Command>([
   ['user create', userCreate],
@@ -259,5 +287,6 @@ export const COMMANDS = new Map<string, Command>([
   ['token revoke', tokenRevoke],
   ['session clean', sessionClean],
   ['init', init],
-  ['check', check]
+  ['check', check],
+  ['generate', generate]
 ])

@@ -132,7 +132,8 @@ export async function main (argv: readonly string[], io: CliIo = processIo()): P
     // Timestamps as the wire writes them (`user list`), not JS Dates.
     db = new pg.Client({ connectionString: url, types: wireTypes })
     await db.connect()
-    const said = await command.run({ db, prompt, cwd: io.cwd, out: (line) => { io.stdout.write(line + '\n') } }, args)
+    const context = { db, prompt, cwd: io.cwd, out: (line: string) => { io.stdout.write(line + '\n') }, note: (line: string) => { io.stderr.write(line + '\n') } }
+    const said = await command.run(context, args)
     io.stdout.write(said + '\n')
   } catch (error) {
     code = 1
