@@ -233,7 +233,8 @@ async function importModule (path: string): Promise<Record<string, unknown>> {
     throw new Error(`${path} is TypeScript: install tsx (npm install --save-dev tsx) to check it as it is, or give check the compiled .js.`)
   }
   tsx.register()
-  return await import(url) as Record<string, unknown>
+  // Another URL: the module loader keeps the failed load of the first.
+  return await import(`${url}?typescript`) as Record<string, unknown>
 }
 /* c8 ignore stop */
 

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { DATABASE_URL, testDatabase } from './helpers/db.js'
 
 /*
  * The package as a consumer gets it: `npm pack`, then a new project in a temporary folder that
@@ -99,7 +100,7 @@ app.get('/me', async (request) => {
 const skip = await registryReachable() ? false : 'the npm registry is unreachable: the consumer project cannot install'
 
 // Slow by nature (a build, an install, a compile): several times the usual under a loaded machine.
-t.setTimeout(300_000)
+t.setTimeout(600_000)
 
 t.test('a consumer project installs the packed tarball, type-checks strictly and runs', { skip }, async (t) => {
   const { stdout: packed } = await run('npm', ['pack', '--pack-destination', TMP, '--json'], { cwd: ROOT, maxBuffer: 1 << 24 })
@@ -110,6 +111,8 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   t.ok(shipped.includes('dist/index.js') && shipped.includes('dist/index.d.ts') && shipped.includes('dist/bin/cli.js'))
   t.ok(shipped.includes('dist/user.js') && shipped.includes('dist/user.d.ts'), 'and the request.user opt-in')
   t.notOk(shipped.some((p) => p.startsWith('test/') || p.startsWith('dist/test/')), 'and no tests')
+  // A map would point at the .ts sources, which the tarball does not ship (tsconfig.build.json).
+  t.same(shipped.filter((p) => p.endsWith('.map')), [], 'and no source maps')
 
   const project = join(TMP, 'consumer')
   mkdirSync(project)
@@ -125,7 +128,7 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
       '@fastify/swagger': ours('@fastify/swagger'),
       '@fastify/jwt': ours('@fastify/jwt')
     },
-    devDependencies: { '@types/pg': ours('@types/pg'), '@types/node': ours('@types/node') }
+    devDependencies: { '@types/pg': ours('@types/pg'), '@types/node': ours('@types/node'), tsx: ours('tsx') }
   }, null, 2))
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { module: 'NodeNext', target: 'ES2022', strict: true, skipLibCheck: false, outDir: 'dist', types: ['node'] },
@@ -155,6 +158,20 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
     'the document of plain @fastify/swagger builds, and the application\'s own JWT user is request.user')
   const required = await run(process.execPath, ['-e', "const m = require('fastify-tablecrud'); console.log(typeof m.tableCrud, typeof m.openApi, typeof require('fastify-tablecrud/user'))"], { cwd: project })
   t.equal(required.stdout, 'function function object\n', 'require() loads the package (Node >= 20.19, so any Node of engines), and its user entry')
+
+  // The command line as installed: the compiled bin finds the package's version, and checks a
+  // TypeScript module of tables through the project's tsx.
+  const bin = join(project, 'node_modules/.bin/fastify-tablecrud')
+  const shown = await run(bin, ['--version'], { cwd: project })
+  t.equal(shown.stdout, `fastify-tablecrud ${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`)
+  if (DATABASE_URL !== null) {
+    const db = await testDatabase(t)
+    writeFileSync(join(project, 'tables.ts'), "import { column, defineTable } from 'fastify-tablecrud'\nexport const shelf = defineTable('pkg_shelf', { label: column.text() })\n")
+    const checked: { code?: number, stdout: string, stderr: string } = await run(bin, ['check', 'tables.ts'], { cwd: project, env: { ...process.env, DATABASE_URL: db.connectionString } })
+      .catch((error: { code: number, stdout: string, stderr: string }) => error)
+    t.same([checked.code, checked.stdout, checked.stderr], [1, 'Table pkg_shelf is missing.\n', 'Error: 1 difference between the definitions and the database (pkg_shelf).\n'],
+      'check imports a .ts module through tsx')
+  }
 
   // An application that takes TableCRUD's user type instead of declaring its own.
   writeFileSync(join(project, 'opt-in.ts'), OPT_IN_APP)
