@@ -21,7 +21,7 @@ const table = (name: string, columns: DbColumn[], extra: Partial<DbTable> = {}):
 
 const schema = (...tables: DbTable[]): DbSchema => ({ name: 'public', tables })
 
-t.test('tables that cannot be defined are left out, each with its reason', async (t) => {
+t.test('tables that cannot be defined are left out, each with its reason; a key keeps only its type\'s default', async (t) => {
   const { notes, tables } = generateTables(schema(
     table('mv', [col('a', 'integer')], { kind: 'materialized view', primaryKey: null }),
     table('ft', [col('a', 'integer')], { kind: 'foreign table', primaryKey: null }),
@@ -30,9 +30,10 @@ t.test('tables that cannot be defined are left out, each with its reason', async
     table('nokey', [col('a', 'integer')], { primaryKey: null }),
     table('jsonkey', [col('doc', 'jsonb', { notNull: true })]),
     table('pointkey', [col('p', 'point', { notNull: true })]),
-    table('identkey', [col('id', 'integer', { notNull: true, identity: true })])
+    table('identkey', [col('id', 'integer', { notNull: true, identity: true })]),
+    table('textkey', [col('code', 'text', { notNull: true, default: "'x'::text" })])
   ))
-  t.same(tables, [])
+  t.same(tables, ['textkey'])
   t.same(notes, [
     'Materialized view mv: not generated, a materialized view has no key a definition writes by: TableCRUD serves tables.',
     'Foreign table ft: not generated, a foreign table has no key a definition writes by: TableCRUD serves tables.',
@@ -41,7 +42,8 @@ t.test('tables that cannot be defined are left out, each with its reason', async
     'Table nokey: not generated, it has no primary key (a definition without one adds an id serial the table does not have).',
     'Table jsonkey: not generated, its key doc (jsonb) cannot be mapped: a jsonb cannot be a definition\'s key.',
     'Table pointkey: not generated, its key p (point) cannot be mapped: no column type is point.',
-    'Table identkey: not generated, its key id (integer) cannot be mapped: an identity column: a definition\'s key the database assigns is a serial.'
+    'Table identkey: not generated, its key id (integer) cannot be mapped: an identity column: a definition\'s key the database assigns is a serial.',
+    'Column textkey.code (text): its default \'x\'::text is not kept: a key of this type gets none.'
   ])
 })
 
