@@ -3,6 +3,7 @@
  * summary, and `run`, which resolves to the line that says what it did (stdout) or throws one
  * that says why not. Adding a command is adding an entry.
  */
+import { writeFile } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -13,7 +14,11 @@ import { deleteExpiredSessions } from '../lib/auth/sessions.js'
 import { createToken, createUser, setPassword, userIdOf } from '../lib/auth/users.js'
 import { checkTables, createTables } from '../lib/db/index.js'
 import { errorCode } from '../lib/errors.js'
+import { readSchema } from '../lib/db/introspect.js'
+import { generateTables } from '../lib/generate/index.js'
 import { isTable, type Table } from '../lib/table/index.js'
+import { targetOf } from '../lib/table/table.js'
+import { quoteIdent } from '../lib/sql/identifier.js'
 
 /** A mistake in the command line itself: the usage follows the error. */
 export class UsageError extends Error {}
@@ -30,6 +35,8 @@ export interface CommandContext {
   cwd: string
   /** Writes one line of a listing to stdout, before the closing line `run` resolves to. */
   out: (line: string) => void
+  /** Writes one line that is not the command's output to stderr: what `generate` leaves out. */
+  note: (line: string) => void
 }
 
 export interface Command {
@@ -77,6 +84,12 @@ async function existingUserId (db: pg.Client, username: string): Promise<number>
   return id
 }
 
+/** Refuses before the first question when the built-in user table is missing: the answers would be for nothing. */
+async function needUserTable (db: pg.Client): Promise<void> {
+  const { rows } = await db.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [quoteIdent(userTable.name)])
+  if (!rows[0]!.found) throw new Error(`The table ${userTable.name} does not exist: run \`fastify-tablecrud init\` to create the built-in tables.`)
+}
+
 const userCreate: Command = {
   arguments: '[--superuser] [--admin] [--email <address>]',
   summary: 'Creates a user of the built-in table; asks the username and the password (twice).',
@@ -87,6 +100,7 @@ const userCreate: Command = {
       allowPositionals: true
     })
     noArguments('user create', positionals)
+    await needUserTable(db)
     const username = (await prompt.ask('Username: ')).trim()
     if (username === '') throw new Error('The username cannot be empty.')
     const password = await newPassword(prompt)
@@ -200,17 +214,61 @@ const sessionClean: Command = {
   }
 }
 
-/** The tables of what `check` was given: every export that is a table or an array holding tables. */
+/**
+ * Imports a module of tables. A `.ts` one needs a TypeScript loader: when the process has none
+ * (`npx fastify-tablecrud` runs the compiled JavaScript), tsx's is registered, if the project
+ * has tsx.
+ */
+async function importModule (path: string): Promise<Record<string, unknown>> {
+  const url = pathToFileURL(path).href
+  try {
+    return await import(url) as Record<string, unknown>
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error
+  }
+  /* c8 ignore start: the tests run under a TypeScript loader already; test/package.test.ts runs this from the packed package */
+  let tsx: { register: () => unknown }
+  try {
+    tsx = await import('tsx/esm/api') as typeof tsx
+  } catch {
+    throw new Error(`${path} is TypeScript: install tsx (npm install --save-dev tsx) to check it as it is, or give check the compiled .js.`)
+  }
+  tsx.register()
+  // Another URL: the module loader keeps the failed load of the first.
+  return await import(`${url}?typescript`) as Record<string, unknown>
+}
+/* c8 ignore stop */
+
+/** The tables an export holds: a table, or an array holding tables. */
+const tablesIn = (value: unknown): Table[] => (Array.isArray(value) ? value : [value]).filter((item): item is Table => isTable(item))
+
+/**
+ * The tables of what `check` was given: every export that is a table or an array holding tables,
+ * and the tables their ForeignKeys point at (the app uses those too: the built-in user table of a
+ * `user` column); no other, so a built-in table the app does not mount is not reported missing.
+ */
 async function tablesOf (cwd: string, modules: readonly string[]): Promise<Table[]> {
   const found = new Set<Table>()
   for (const path of modules) {
-    const exports = await import(pathToFileURL(resolve(cwd, path)).href) as Record<string, unknown>
-    for (const value of Object.values(exports)) {
-      for (const item of Array.isArray(value) ? value : [value]) if (isTable(item)) found.add(item)
-    }
-    if (found.size === 0) throw new Error(`${path} exports no table (defineTable's result, or an array of them).`)
+    const exports = await importModule(resolve(cwd, path))
+    const tables = Object.values(exports).flatMap(tablesIn)
+    if (tables.length === 0) throw new Error(`${path} exports no table (defineTable's result, or an array of them).`)
+    tables.forEach((table) => found.add(table))
+  }
+  for (const table of found) {
+    for (const column of table.columns) if (column.type === 'foreignKey') found.add(targetOf(table, column))
   }
   return [...found]
+}
+
+/** The built-in tables the database has: `check` without a module checks those, not the ones the app never created. */
+async function existingBuiltIns (db: pg.Client): Promise<Table[]> {
+  const { rows } = await db.query<{ name: string }>(
+    'SELECT name FROM unnest($1::text[]) AS name WHERE to_regclass(quote_ident(name)) IS NOT NULL', [BUILT_IN_TABLES.map((t) => t.name)])
+  const present = new Set(rows.map((r) => r.name))
+  const tables = BUILT_IN_TABLES.filter((t) => present.has(t.name))
+  if (tables.length === 0) throw new Error('None of the built-in tables exists: run `fastify-tablecrud init`, or give check the module of your tables.')
+  return tables
 }
 
 /** The problems `check` found, one per line, then the line that fails the command. */
@@ -241,11 +299,36 @@ const init: Command = {
 const check: Command = {
   arguments: '[<module>...]',
   summary: 'Compares table definitions with the database: missing tables and columns, types, nullability, defaults.',
-  help: 'Checks every table a module exports (a .js file, or .ts when run with a TypeScript loader such as\n' +
-    '`node --import tsx`), or the built-in tables without a module. Exits with 1 when something differs.',
+  help: 'Checks every table a module exports (alone or in an array) and the tables their foreign keys point at. The\n' +
+    'module is .js, or .ts (through tsx, which the project needs then); it must define and export tables without\n' +
+    'starting a server (see docs/tables.md, "Schema drift"). Without a module, checks the built-in tables the\n' +
+    'database has. Exits with 1 when something differs.',
   async run (ctx, args) {
     if (args.some((a) => a.startsWith('-'))) throw new UsageError(`check takes module paths, not ${args.find((a) => a.startsWith('-'))!}`)
-    return await reportProblems(ctx, args.length === 0 ? BUILT_IN_TABLES : await tablesOf(ctx.cwd, args))
+    return await reportProblems(ctx, args.length === 0 ? await existingBuiltIns(ctx.db) : await tablesOf(ctx.cwd, args))
+  }
+}
+
+const generate: Command = {
+  arguments: '[--schema <name>] [--out <file>]',
+  summary: 'Writes TypeScript table definitions of the tables a database already has, and says what it leaves out, and why.',
+  help: 'Reads one schema (the connection\'s current one without --schema): columns, types, nullability, defaults, keys,\n' +
+    'unique columns, foreign keys, enums and CHECK lists as choices, comments as help texts. The module goes to stdout\n' +
+    '(or --out, which must not exist yet), one note per thing left out to stderr. See docs/tables.md, "An existing database".',
+  async run (ctx, args) {
+    const { values, positionals } = parseArgs({ args, options: { schema: { type: 'string' }, out: { type: 'string' } }, allowPositionals: true })
+    noArguments('generate', positionals)
+    const generated = generateTables(await readSchema(ctx.db, values.schema))
+    generated.notes.forEach(ctx.note)
+    if (values.out === undefined) return generated.source.trimEnd()
+    try {
+      await writeFile(resolve(ctx.cwd, values.out), generated.source, { flag: 'wx' })
+    } catch (error) {
+      if ((error as { code?: string }).code === 'EEXIST') throw new Error(`${values.out} exists already: remove it, or give another --out.`)
+      throw error
+    }
+    const notes = generated.notes.length === 0 ? '' : `; ${plural(generated.notes.length, 'note')} above`
+    return `Wrote ${plural(generated.tables.length, 'table')} to ${values.out}${notes}.`
   }
 }
 
@@ -260,5 +343,6 @@ export const COMMANDS = new Map<string, Command>([
   ['token revoke', tokenRevoke],
   ['session clean', sessionClean],
   ['init', init],
-  ['check', check]
+  ['check', check],
+  ['generate', generate]
 ])

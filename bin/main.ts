@@ -3,6 +3,7 @@
  * code, so tests run it in-process (and measure it) with their own stdin, stdout, stderr and
  * environment; bin/cli.ts gives it the process's. The commands are in ./commands.ts.
  */
+import { readFile } from 'node:fs/promises'
 import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
 import pg from 'pg'
@@ -25,9 +26,27 @@ export const processIo = (): CliIo => ({ env: process.env, cwd: process.cwd(), s
 
 const PROGRAM = 'fastify-tablecrud'
 
+/**
+ * The package's version, from its package.json: the first one found going up from this file
+ * (bin/ here, dist/bin/ once built, where dist/ has none).
+ */
+async function version (): Promise<string> {
+  let url = new URL('../package.json', import.meta.url)
+  for (;;) {
+    try {
+      return (JSON.parse(await readFile(url, 'utf8')) as { version: string }).version
+    /* c8 ignore start: only the built layout (dist/bin/) has a folder without one; test/package.test.ts runs it */
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'ENOENT' || url.pathname === '/package.json') throw error
+      url = new URL('../package.json', new URL('.', url))
+    }
+    /* c8 ignore stop */
+  }
+}
+
 function usage (commands: ReadonlyArray<[string, Command]> = [...COMMANDS]): string {
   return 'Usage:\n' + commands.map(([name, c]) => `  ${PROGRAM} ${`${name} ${c.arguments}`.trim()}\n      ${c.summary}`).join('\n') +
-    '\nReads DATABASE_URL. `<command> --help` tells more of one command.'
+    '\nReads DATABASE_URL. `<command> --help` tells more of one command; --version tells the version.'
 }
 
 function commandHelp (name: string, command: Command): string {
@@ -100,12 +119,13 @@ const wantsHelp = (args: readonly string[]): boolean => args.includes('--help') 
  */
 export async function main (argv: readonly string[], io: CliIo = processIo()): Promise<number> {
   const [noun = '', verb = '', ...rest] = argv
+  // A bare call is a question about the command line: it gets the usage, as --help does.
   if (noun === '' || noun === '--help' || noun === '-h') {
-    if (noun === '') {
-      io.stderr.write(`Error: Unknown command: (none)\n${usage()}\n`)
-      return 1
-    }
     io.stdout.write(usage() + '\n')
+    return 0
+  }
+  if (noun === '--version' || noun === '-v') {
+    io.stdout.write(`${PROGRAM} ${await version()}\n`)
     return 0
   }
   // `init` and `check` are one word; the others a noun and a verb.
@@ -133,7 +153,8 @@ export async function main (argv: readonly string[], io: CliIo = processIo()): P
     // Timestamps as the wire writes them (`user list`), not JS Dates.
     db = new pg.Client({ connectionString: url, types: wireTypes })
     await db.connect()
-    const said = await command.run({ db, prompt, cwd: io.cwd, out: (line) => { io.stdout.write(line + '\n') } }, args)
+    const context = { db, prompt, cwd: io.cwd, out: (line: string) => { io.stdout.write(line + '\n') }, note: (line: string) => { io.stderr.write(line + '\n') } }
+    const said = await command.run(context, args)
     io.stdout.write(said + '\n')
   } catch (error) {
     code = 1

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { DATABASE_URL, testDatabase } from './helpers/db.js'
 
 /*
  * The package as a consumer gets it: `npm pack`, then a new project in a temporary folder that
@@ -111,6 +112,8 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   t.ok(shipped.includes('dist/index.js') && shipped.includes('dist/index.d.ts') && shipped.includes('dist/bin/cli.js'))
   t.ok(shipped.includes('dist/user.js') && shipped.includes('dist/user.d.ts'), 'and the request.user opt-in')
   t.notOk(shipped.some((p) => p.startsWith('test/') || p.startsWith('dist/test/')), 'and no tests')
+  // A map would point at the .ts sources, which the tarball does not ship (tsconfig.build.json).
+  t.same(shipped.filter((p) => p.endsWith('.map')), [], 'and no source maps')
 
   const project = join(TMP, 'consumer')
   mkdirSync(project)
@@ -126,7 +129,7 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
       '@fastify/swagger': ours('@fastify/swagger'),
       '@fastify/jwt': ours('@fastify/jwt')
     },
-    devDependencies: { '@types/pg': ours('@types/pg'), '@types/node': ours('@types/node') }
+    devDependencies: { '@types/pg': ours('@types/pg'), '@types/node': ours('@types/node'), tsx: ours('tsx') }
   }, null, 2))
   writeFileSync(join(project, 'tsconfig.json'), JSON.stringify({
     compilerOptions: { module: 'NodeNext', target: 'ES2022', strict: true, skipLibCheck: false, outDir: 'dist', types: ['node'] },
@@ -156,6 +159,20 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
     'the document of plain @fastify/swagger builds, and the application\'s own JWT user is request.user')
   const required = await run(process.execPath, ['-e', "const m = require('fastify-tablecrud'); console.log(typeof m.tableCrud, typeof m.openApi, typeof require('fastify-tablecrud/user'))"], { cwd: project })
   t.equal(required.stdout, 'function function object\n', 'require() loads the package (Node >= 20.19, so any Node of engines), and its user entry')
+
+  // The command line as installed: the compiled bin finds the package's version, and checks a
+  // TypeScript module of tables through the project's tsx.
+  const bin = join(project, 'node_modules/.bin/fastify-tablecrud')
+  const shown = await run(bin, ['--version'], { cwd: project })
+  t.equal(shown.stdout, `fastify-tablecrud ${(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`)
+  if (DATABASE_URL !== null) {
+    const db = await testDatabase(t)
+    writeFileSync(join(project, 'tables.ts'), "import { column, defineTable } from 'fastify-tablecrud'\nexport const shelf = defineTable('pkg_shelf', { label: column.text() })\n")
+    const checked: { code?: number, stdout: string, stderr: string } = await run(bin, ['check', 'tables.ts'], { cwd: project, env: { ...process.env, DATABASE_URL: db.connectionString } })
+      .catch((error: { code: number, stdout: string, stderr: string }) => error)
+    t.same([checked.code, checked.stdout, checked.stderr], [1, 'Table pkg_shelf is missing.\n', 'Error: 1 difference between the definitions and the database (pkg_shelf).\n'],
+      'check imports a .ts module through tsx')
+  }
 
   // An application that takes TableCRUD's user type instead of declaring its own.
   writeFileSync(join(project, 'opt-in.ts'), OPT_IN_APP)

@@ -3,6 +3,7 @@
  * DATABASE_URL it runs on the embedded PostgreSQL, in memory. With REDIS_URL the rate limits are
  * counted in Redis, shared by every instance.
  */
+import { mkdtemp } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import { startEmbeddedPostgres } from '../../index.js'
 import { buildDemo, DEFAULT_MEDIA_PATH, DEMO_USER } from './app.js'
@@ -11,17 +12,29 @@ const embedded = process.env.DATABASE_URL === undefined || process.env.DATABASE_
 const redis = process.env.REDIS_URL === undefined || process.env.REDIS_URL === '' ? undefined : new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 })
 // The limiter logs an outage once; ioredis would print every failed reconnection.
 redis?.on('error', () => {})
+// A folder of its own unless told: two demos on one machine must not share (and clean) one.
+const mediaPath = process.env.MEDIA_PATH ?? await mkdtemp(`${DEFAULT_MEDIA_PATH}-`)
 const app = await buildDemo({
   redis,
   connectionString: embedded?.connectionString ?? process.env.DATABASE_URL!,
   max: embedded === null ? 10 : 1,
   secret: process.env.JWT_SECRET,
   mfaKey: process.env.MFA_KEY,
-  mediaPath: process.env.MEDIA_PATH ?? DEFAULT_MEDIA_PATH
+  mediaPath
 })
 const host = process.env.HOST ?? '127.0.0.1'
 const port = Number(process.env.PORT ?? 3000)
-const url = await app.listen({ host, port })
+let url: string
+try {
+  url = await app.listen({ host, port })
+} catch (error) {
+  if ((error as { code?: string }).code !== 'EADDRINUSE') throw error
+  // The usual first-hour mistake (a demo still running): one line that says what to do, not a stack.
+  console.error(`Port ${port} on ${host} is in use (another \`npm start\`?): stop that one, or run PORT=${port + 1} npm start.`)
+  await app.close()
+  await embedded?.stop()
+  process.exit(1)
+}
 
 console.log(`fastify-tablecrud movies demo on ${url} (${embedded === null ? 'DATABASE_URL' : 'embedded PostgreSQL, in memory'})
 
@@ -43,7 +56,7 @@ Routes under each table prefix (writable ones under /api/admin and /api/token):
   GET /:id/   PUT /:id/   PATCH /:id/   DELETE /:id/
   GET /count/   GET /ids/   GET /new/   GET /references/   GET /schema/
 Movie posters:  POST /api/admin/movies/media/ (multipart: column=poster, file=<image>, or "Try it out" in the docs),
-                GET /api/movies/media/url/?column=poster&file_key=<key>; files in ${process.env.MEDIA_PATH ?? DEFAULT_MEDIA_PATH}, served at /media/
+                GET /api/movies/media/url/?column=poster&file_key=<key>; files in ${mediaPath}, served at /media/
 Logins: POST /login/jwt/, POST /login/token/, POST /login/ (session cookie); POST /logout/.   OpenAPI document: ${url}/docs/json
 
 Ctrl-C stops.`)

@@ -1,7 +1,7 @@
 import { errorFacts } from '../errors.js'
 import { randomBytes } from 'node:crypto'
 import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
-import type { Table } from '../table/table.js'
+import type { Table, TableColumn } from '../table/table.js'
 import { columnDefault, sqlType } from './ddl.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
 
@@ -24,7 +24,16 @@ export interface TableProblem {
   message: string
 }
 
-interface ColumnFacts { table: number, side: 'actual' | 'expected', name: string, type: string, not_null: boolean, default: string | null }
+interface ColumnFacts {
+  table: number
+  side: 'actual' | 'expected'
+  name: string
+  type: string
+  not_null: boolean
+  default: string | null
+  /** The labels of an enum type, in order; null for other types. */
+  labels: string[] | null
+}
 
 /** A Serial key's default names its sequence; any `nextval(...)` is the same intent. */
 const SEQUENCE_DEFAULT = /^nextval\('.*'::regclass\)$/
@@ -58,11 +67,25 @@ function checkScript (tables: readonly Table[]): string {
   ])
   statements.push(
     'SELECT s.i AS "table", s.side, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS not_null, ' +
-    `pg_get_expr(d.adbin, d.adrelid) AS "default" FROM (VALUES ${sides.join(', ')}) AS s(i, side, rel) ` +
-    'JOIN pg_attribute a ON a.attrelid = s.rel AND a.attnum > 0 AND NOT a.attisdropped ' +
+    'pg_get_expr(d.adbin, d.adrelid) AS "default", CASE WHEN t.typtype = \'e\' THEN ARRAY(SELECT e.enumlabel::text FROM pg_enum e ' +
+    `WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) END AS labels FROM (VALUES ${sides.join(', ')}) AS s(i, side, rel) ` +
+    'JOIN pg_attribute a ON a.attrelid = s.rel AND a.attnum > 0 AND NOT a.attisdropped JOIN pg_type t ON t.oid = a.atttypid ' +
     'LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum ORDER BY s.i, a.attnum')
   return statements.join(';\n')
 }
+
+/**
+ * Whether the database's column is an enum whose labels are the definition's choices: the same
+ * intent as the definition's text column with choices (what `generate` writes of an enum).
+ */
+function enumOfChoices (column: TableColumn, have: ColumnFacts | undefined): boolean {
+  if (have?.labels == null || column.choices === null) return false
+  const values = [...column.choices.values()].map((choice) => String(choice.value))
+  return values.length === have.labels.length && values.every((value, i) => value === have.labels![i])
+}
+
+/** A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`. */
+const uncast = (text: string | null): string | null => text?.replace(/::[a-z_][\w ]*$/i, '') ?? null
 
 function compareColumn (table: string, name: string, want: ColumnFacts, have: ColumnFacts | undefined): TableProblem[] {
   const where = `Column ${table}.${name}`
@@ -111,7 +134,13 @@ export async function checkTables (db: DatabaseHandle, tables: readonly Table[])
     const expected = side('expected')
     for (const column of table.columns) {
       const want = expected.get(column.name)!
-      problems.push(...compareColumn(table.name, column.name, column.type === 'serial' ? { ...want, default: 'serial' } : want, actual.get(column.name)))
+      let have = actual.get(column.name)
+      let expect = column.type === 'serial' ? { ...want, default: 'serial' } : want
+      if (enumOfChoices(column, have)) {
+        expect = { ...want, type: have!.type, default: uncast(want.default) }
+        have = { ...have!, default: uncast(have!.default) }
+      }
+      problems.push(...compareColumn(table.name, column.name, expect, have))
     }
     for (const [name, have] of actual) {
       if (expected.has(name) || !have.not_null || have.default !== null) continue

@@ -1,4 +1,4 @@
-import { quoteIdent } from '../sql/identifier.js'
+import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
 import { setupError } from '../errors.js'
 import type { ColumnSpec } from '../table/column.js'
@@ -22,6 +22,8 @@ function literal (column: ColumnSpec, value: unknown, where: string): string {
 /** The DEFAULT expression `createTables` writes for a column, or null. */
 export function columnDefault (table: Table, column: TableColumn): string | null {
   if (column.hasDefault) {
+    // No default at all: PostgreSQL would keep a typed NULL (`NULL::character varying`) as one.
+    if (column.default === null) return null
     const value = literal(column, column.default, `Table ${table.name}, column ${column.name}`)
     // An empty ARRAY[] has no element type; an empty array literal takes the column's.
     return value === 'ARRAY[]' ? "'{}'" : value
@@ -36,6 +38,37 @@ function foreignKeyClause (table: Table, column: TableColumn): string {
   return `REFERENCES ${quoteIdent(target.name)} (${quoteIdent(target.primaryKey.name)}) ON DELETE ${column.onDelete!.toUpperCase()}`
 }
 
+/**
+ * The CHECK that keeps a column within its choices, so that the database holds what the
+ * definition says (and `fastify-tablecrud generate` reads the choices back); null for a
+ * column without choices, an array, or a choice its type cannot hold (validation refuses it).
+ */
+function choicesCheck (column: TableColumn): string | null {
+  if (column.choices === null || column.type === 'array') return null
+  const values = [...column.choices.values()].map((choice) => sqlLiteral(column, choice.value))
+  return values.includes(undefined) ? null : `CHECK (${quoteIdent(column.name)} IN (${values.join(', ')}))`
+}
+
+/** `$tag$ body $tag$` with a tag the body does not hold: a help text is code's, but may say anything. */
+function dollarQuoted (body: string): string {
+  let tag = '$tablecrud$'
+  for (let i = 1; body.includes(tag); i++) tag = `$tablecrud${i}$`
+  return `${tag} ${body} ${tag}`
+}
+
+/**
+ * The help texts as the table's and columns' comments, where psql's \d+ and other tools show
+ * them. A role that does not own an existing table may not comment on it: that is no reason
+ * for createTables to fail, so the block gives up quietly then.
+ */
+function comments (table: Table): string | null {
+  const lines = table.helpText === null ? [] : [`COMMENT ON TABLE ${quoteIdent(table.name)} IS ${quoteLiteral(table.helpText)}`]
+  for (const column of table.columns) {
+    if (column.helpText !== null) lines.push(`COMMENT ON COLUMN ${quoteIdent(table.name)}.${quoteIdent(column.name)} IS ${quoteLiteral(column.helpText)}`)
+  }
+  return lines.length === 0 ? null : `DO ${dollarQuoted(`BEGIN ${lines.join('; ')}; EXCEPTION WHEN insufficient_privilege THEN NULL; END`)}`
+}
+
 function columnDefinition (table: Table, column: TableColumn, inlineForeignKey: boolean): string {
   const parts = [quoteIdent(column.name), sqlType(table, column)]
   if (column.primaryKey) parts.push('PRIMARY KEY')
@@ -43,6 +76,8 @@ function columnDefinition (table: Table, column: TableColumn, inlineForeignKey: 
   const fallback = columnDefault(table, column)
   if (fallback !== null) parts.push(`DEFAULT ${fallback}`)
   if (column.unique && !column.primaryKey) parts.push('UNIQUE')
+  const check = choicesCheck(column)
+  if (check !== null) parts.push(check)
   if (column.type === 'foreignKey' && inlineForeignKey) parts.push(foreignKeyClause(table, column))
   return parts.join(' ')
 }
@@ -81,6 +116,8 @@ export function createTablesSql (tables: readonly Table[]): string {
   for (const table of order) {
     const columns = table.columns.map((c) => columnDefinition(table, c, !isDeferred(table, c)))
     statements.push(`CREATE TABLE IF NOT EXISTS ${quoteIdent(table.name)} (\n  ${columns.join(',\n  ')}\n)`)
+    const comment = comments(table)
+    if (comment !== null) statements.push(comment)
     for (const column of table.columns) {
       if (column.index && !column.primaryKey && !column.unique) {
         statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${table.name}_${column.name}_idx`)} ON ${quoteIdent(table.name)} (${quoteIdent(column.name)})`)

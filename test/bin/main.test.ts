@@ -1,4 +1,5 @@
 import t from 'tap'
+import { readFileSync } from 'node:fs'
 import { verifyPassword } from '../../lib/auth/password.js'
 import { cliHarness, type Run } from '../helpers/cli.js'
 import { testDatabase } from '../helpers/db.js'
@@ -19,11 +20,25 @@ t.test('init creates the built-in tables in a fresh database, and says so; again
   const before = await cli(['user', 'list'])
   t.same([before.code, before.stdout], [1, ''])
   t.match(before.stderr, /^Error: relation "auth_user" does not exist: run `fastify-tablecrud init` to create the built-in tables\.\n$/)
+  t.same(await cli(['user', 'create'], 'alice\nalice-password\nalice-password\n'), {
+    code: 1,
+    stdout: '',
+    stderr: 'Error: The table auth_user does not exist: run `fastify-tablecrud init` to create the built-in tables.\n'
+  }, 'user create says so before it asks anything')
+  t.same(await cli(['check']), {
+    code: 1,
+    stdout: '',
+    stderr: 'Error: None of the built-in tables exists: run `fastify-tablecrud init`, or give check the module of your tables.\n'
+  })
   t.same(await cli(['init']), { code: 0, stdout: 'Created the tables auth_user, auth_token, auth_session and auth_mfa_secret.\n', stderr: '' })
   t.same(await cli(['init']), { code: 0, stdout: 'The built-in tables auth_user, auth_token, auth_session and auth_mfa_secret already exist: nothing to do.\n', stderr: '' })
   await sql(async (c) => await c.query('DROP TABLE auth_token'))
   t.same(await cli(['init']), { code: 0, stdout: 'Created the table auth_token.\n', stderr: '' })
   t.same(await cli(['check']), { code: 0, stdout: 'The database matches the definitions of auth_user, auth_token, auth_session and auth_mfa_secret.\n', stderr: '' })
+  await sql(async (c) => await c.query('DROP TABLE auth_mfa_secret, auth_session'))
+  t.same(await cli(['check']), { code: 0, stdout: 'The database matches the definitions of auth_user and auth_token.\n', stderr: '' },
+    'without a module, only the built-in tables the database has: an app without sessions or MFA has none of theirs')
+  t.same(await cli(['init']), { code: 0, stdout: 'Created the tables auth_session and auth_mfa_secret.\n', stderr: '' })
   const extra = await cli(['init', 'now'])
   t.same([extra.code, extra.stdout], [1, ''])
   t.match(extra.stderr, /^Error: init takes no arguments, not now\nUsage: fastify-tablecrud init\n/)
@@ -107,12 +122,16 @@ t.test('user password sets a new password', async (t) => {
 })
 
 t.test('usage, help and the environment', async (t) => {
-  for (const flag of ['--help', '-h']) {
-    const help = await cli([flag])
-    t.same([help.code, help.stderr], [0, ''], flag)
+  for (const args of [['--help'], ['-h'], []]) {
+    const help = await cli(args, '', { DATABASE_URL: undefined })
+    t.same([help.code, help.stderr], [0, ''], args.join(' ') || 'a bare call')
     t.match(help.stdout, /^Usage:\n {2}fastify-tablecrud user create \[--superuser\] \[--admin\] \[--email <address>\]\n/)
+    t.match(help.stdout, /\n {2}fastify-tablecrud generate \[--schema <name>\] \[--out <file>\]\n/)
+    t.match(help.stdout, /\nReads DATABASE_URL\. `<command> --help` tells more of one command; --version tells the version\.\n$/)
   }
-  const unknown = [[], ['user'], ['user', 'remove'], ['tokens', 'create', 'alice']]
+  const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  for (const flag of ['--version', '-v']) t.same(await cli([flag], '', { DATABASE_URL: undefined }), { code: 0, stdout: `fastify-tablecrud ${version}\n`, stderr: '' }, flag)
+  const unknown = [['user'], ['user', 'remove'], ['tokens', 'create', 'alice']]
   for (const [i, run] of (await runAll(unknown.map((args) => [args]))).entries()) {
     t.equal(run.code, 1, unknown[i]!.join(' '))
     t.match(run.stderr, /^Error: Unknown command: .*\nUsage:\n/)
@@ -216,6 +235,8 @@ t.test('check compares the tables a module exports with the database', async (t)
     await createTables(c, [shelf, book])
   })
   t.same(await cli(['check', 'test/fixtures/cli-tables.ts']), { code: 0, stdout: 'The database matches the definitions of cli_book and cli_shelf.\n', stderr: '' })
+  t.same(await cli(['check', 'test/fixtures/cli-book.ts']), { code: 0, stdout: 'The database matches the definitions of cli_book and cli_shelf.\n', stderr: '' },
+    'the table a foreign key points at is checked too')
   await sql(async (c) => await c.query('ALTER TABLE cli_book DROP COLUMN title'))
   t.same(await cli(['check', './test/fixtures/cli-tables.ts', 'lib/table/auth-tables.ts']), {
     code: 1,

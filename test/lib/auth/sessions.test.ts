@@ -25,7 +25,8 @@ t.test('the built-in session table', async (t) => {
     '  "expiry_date" timestamp NOT NULL DEFAULT (now() AT TIME ZONE \'utc\'),',
     '  "max_expiry_date" timestamp NOT NULL DEFAULT (now() AT TIME ZONE \'utc\'),',
     '  "created_at" timestamp NOT NULL DEFAULT (now() AT TIME ZONE \'utc\')',
-    ');'
+    ');',
+    'DO $tablecrud$ BEGIN COMMENT ON TABLE "auth_session" IS \'Browser sessions of session login, each for one user\'; EXCEPTION WHEN insufficient_privilege THEN NULL; END $tablecrud$;'
   ].join('\n'))
   t.equal(sessionTable.columnMap.get('token_hash')!.secret, true)
   t.equal(sessionTableProblem(sessionTable), null)

@@ -28,11 +28,13 @@ t.test('the built-in tables', async (t) => {
     '  "superuser" boolean NOT NULL DEFAULT false,',
     '  "last_login" timestamp',
     ');',
+    'DO $tablecrud$ BEGIN COMMENT ON TABLE "auth_user" IS \'The users who can log in\'; EXCEPTION WHEN insufficient_privilege THEN NULL; END $tablecrud$;',
     'CREATE TABLE IF NOT EXISTS "auth_token" (',
     '  "id" serial PRIMARY KEY,',
     '  "token" varchar(100) NOT NULL DEFAULT \'\' UNIQUE,',
     '  "user" integer NOT NULL REFERENCES "auth_user" ("id") ON DELETE CASCADE',
-    ');'
+    ');',
+    'DO $tablecrud$ BEGIN COMMENT ON TABLE "auth_token" IS \'API tokens, each for one user\'; EXCEPTION WHEN insufficient_privilege THEN NULL; END $tablecrud$;'
   ].join('\n'))
   t.equal(userTable.columnMap.get('password')!.secret, true)
   t.same(userTable.readable, { template: '%s', columns: ['username'] })

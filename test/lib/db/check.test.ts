@@ -73,3 +73,20 @@ t.test('the log line of a query that meets a missing table or column', async (t)
   t.equal(schemaDriftHint(null), undefined)
   t.equal(schemaDriftHint({ code: '42P01' }), undefined)
 })
+
+t.test('an enum whose labels are the choices is the definition\'s text column with choices (what generate writes)', async (t) => {
+  await db.pool.query("CREATE TYPE ck_mood AS ENUM ('up', 'down'); CREATE TABLE ck_feeling (id serial PRIMARY KEY, mood ck_mood NOT NULL DEFAULT 'up', other ck_mood, calm ck_mood)")
+  const feeling = defineTable('ck_feeling', {
+    mood: column.text({ choices: { up: 'up', down: 'down' }, default: 'up' }),
+    other: column.text({ null: true, choices: { up: 'up' } }),
+    calm: column.text({ null: true, choices: { up: 'up', down: 'down' } })
+  })
+  t.strictSame(await checkTables(db.pool, [feeling]), [{
+    table: 'ck_feeling',
+    column: 'other',
+    kind: 'type',
+    expected: 'text',
+    actual: 'ck_mood',
+    message: 'Column ck_feeling.other is ck_mood in the database; the definition says text.'
+  }], 'the same labels, in order, or a difference')
+})

@@ -126,7 +126,8 @@ t.test('declared defaults become literals of their type, and a mismatch is refus
     ['array', column.array(column.integer()), [1, 2], 'DEFAULT ARRAY[1, 2]'],
     ['array', column.array(column.integer()), [], "DEFAULT '{}'"],
     ['array', column.array(column.integer()), 'x', null],
-    ['nullable', column.integer({ null: true }), null, 'DEFAULT NULL']
+    // A declared null is no default at all (PostgreSQL would keep a typed NULL of a varchar as one).
+    ['nullable', column.integer({ null: true }), null, '"c" integer\n)']
   ]
   for (const [label, base, value, expected] of cases) {
     const spec = { ...base, hasDefault: true, default: value }
@@ -138,4 +139,26 @@ t.test('declared defaults become literals of their type, and a mismatch is refus
       t.ok(createTablesSql([table]).includes(expected), `${label} ${JSON.stringify(value)}: ${expected}`)
     }
   }
+})
+
+t.test('choices become a CHECK and help texts comments, so the database says what the definition does', async (t) => {
+  const note = defineTable('ddl_note', {
+    kind: column.varchar({ length: 10, choices: { memo: 'memo', task: 'task' }, helpText: "It's a $tablecrud$ kind" }),
+    level: column.integer({ null: true, choices: { low: 1, high: 2 } }),
+    marks: column.array(column.text(), { choices: { a: 'a' } }),
+    odd: column.integer({ null: true, choices: { text: 'not a number' } })
+  }, { helpText: 'Notes' })
+  const sql = createTablesSql([note])
+  t.ok(sql.includes('"kind" varchar(10) NOT NULL CHECK ("kind" IN (\'memo\', \'task\'))'), 'text choices')
+  t.ok(sql.includes('"level" integer CHECK ("level" IN (1, 2))'), 'a number of choices')
+  t.ok(sql.includes('"marks" text[] NOT NULL,\n'), 'no CHECK of an array')
+  t.ok(sql.includes('"odd" integer\n'), 'no CHECK when a choice does not fit the type')
+  t.ok(sql.includes("DO $tablecrud1$ BEGIN COMMENT ON TABLE \"ddl_note\" IS 'Notes'; COMMENT ON COLUMN \"ddl_note\".\"kind\" IS 'It''s a $tablecrud$ kind'; " +
+    'EXCEPTION WHEN insufficient_privilege THEN NULL; END $tablecrud1$'), 'a dollar quote the text does not hold')
+  await createTables(db.pool, [note])
+  await createTables(db.pool, [note])
+  const { rows } = await db.pool.query("SELECT obj_description('ddl_note'::regclass, 'pg_class') AS t, col_description('ddl_note'::regclass, 2) AS c")
+  t.same(rows, [{ t: 'Notes', c: "It's a $tablecrud$ kind" }])
+  await t.rejects(db.pool.query("INSERT INTO ddl_note (kind, marks) VALUES ('other', '{}')"), { code: '23514' })
+  await db.pool.query("INSERT INTO ddl_note (kind, level, marks) VALUES ('memo', 2, '{b}')")
 })
