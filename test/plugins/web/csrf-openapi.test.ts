@@ -24,6 +24,8 @@ await app.register(async (site) => {
   await site.register(sessionLogout, { prefix: '/logout' })
   site.delete('/thing', { schema: { response: { 204: { type: 'null' } } } }, async (_request, reply) => await reply.code(204).send())
   site.post('/untransformed', { config: { swaggerTransform: false } }, async () => ({}))
+  site.put('/list', { schema: { consumes: ['application/x-www-form-urlencoded'], body: { type: 'array' } } }, async () => ({}))
+  site.patch('/json', { schema: { consumes: ['application/json'], body: { type: 'object', properties: { a: { type: 'string' } } } } }, async () => ({}))
   await site.register(async (me) => {
     await me.register(sessionAuth)
     me.post('/', { schema: { body: { type: 'object', properties: { a: { type: 'string' } } }, response: { 200: { type: 'object' } } } }, async () => ({}))
@@ -66,6 +68,8 @@ t.test('the form field is in urlencoded bodies, not in JSON ones', async (t) => 
   t.same(Object.keys(doc.paths['/logout/'].post.requestBody.content['application/x-www-form-urlencoded'].schema.properties), ['format', 'csrftoken'], 'the logout form')
   t.same(Object.keys(doc.paths['/other/logout/'].post.requestBody.content['application/x-www-form-urlencoded'].schema.properties), ['format'], 'formField: null')
   t.same(Object.keys(doc.paths['/me/'].post.requestBody.content), ['application/json'], 'a JSON-only body is left as it is')
+  t.same(Object.keys(doc.paths['/json'].patch.requestBody.content), ['application/json'], 'consumes JSON only: no form field')
+  t.same(doc.paths['/list'].put.requestBody.content['application/x-www-form-urlencoded'].schema, { type: 'array' }, 'a body without properties: nothing to add to')
 })
 
 t.test('form routes list their text/html answers', async (t) => {
