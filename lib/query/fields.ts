@@ -1,17 +1,18 @@
 import type { ColumnSpec } from '../table/column.js'
-import { typeOf, type Operator } from '../table/column-types.js'
+import { typeOf } from '../table/column-types.js'
+import { operatorsOf, type Operator } from '../table/operators.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
 
-export { MATCH_TYPES, OPERATORS, type MatchType, type Operator } from '../table/column-types.js'
+export { MATCH_TYPES, OPERATOR_NAMES, OPERATORS, type MatchType, type Operator } from '../table/operators.js'
 
 /** Varchar, Text and Email: filtered by match type (the type's descriptor says). */
 export function isText (column: ColumnSpec): boolean {
   return typeOf(column).matches
 }
 
-/** The operators a filter on this column accepts (SPEC §2.3), as its type's descriptor says. */
+/** The operators a filter on this column accepts (SPEC §2.3): those of its type's filtering. */
 export function operatorsFor (column: ColumnSpec): readonly Operator[] {
-  return typeOf(column).operators(column)
+  return operatorsOf(typeOf(column).filtering(column))
 }
 
 /** One name `__visible_fields` and `__order` accept: a path of ForeignKeys, then a column. */

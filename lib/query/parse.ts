@@ -7,10 +7,11 @@ import {
   TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT
 } from '../errors.js'
 import { cursorKey, openCursor, type CursorValues } from './cursor.js'
-import { LIST_OPERATORS, typeOf } from '../table/column-types.js'
+import { typeOf } from '../table/column-types.js'
+import { isMatchType, isOperator, OPERATORS, type OperatorKind } from '../table/operators.js'
 import { visibleColumns, type Table, type TableColumn } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
-import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
+import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 
 /** What Fastify's query-string parser gives: repeated keys become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>
@@ -21,7 +22,7 @@ export type RawQuery = Record<string, string | string[] | undefined>
  * exact), `contains` every value of an array column (or not, with `ne`), `null` checks,
  * `list` one of several values (`in`) or none of them (`not_in`).
  */
-export type FilterKind = 'compare' | 'like' | 'contains' | 'null' | 'list'
+export type FilterKind = OperatorKind | 'like' | 'contains'
 
 export interface Filter {
   readonly kind: FilterKind
@@ -32,10 +33,10 @@ export interface Filter {
   readonly values: readonly unknown[]
 }
 
-function filterKind (column: TableColumn, operator: Operator, match: MatchType): FilterKind {
-  if (operator === 'is_null' || operator === 'not_null') return 'null'
-  // Before the array case: an array column refuses these operators later, by its descriptor.
-  if (LIST_OPERATORS.includes(operator)) return 'list'
+export function filterKind (column: TableColumn, operator: Operator, match: MatchType): FilterKind {
+  // The operator's kind first: an array column refuses a list operator later, by its filtering.
+  const kind = OPERATORS[operator].kind
+  if (kind !== 'compare') return kind
   if (column.type === 'array') return 'contains'
   return operator === 'e' && match !== 'exact' && isText(column) ? 'like' : 'compare'
 }
@@ -110,8 +111,6 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
 }
 
 const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name', '__cursor', '__format'])
-const OPERATOR_SET = new Set<string>(OPERATORS)
-const MATCH_SET = new Set<string>(MATCH_TYPES)
 
 /** A 400 naming the bad input; for field paths the message lists the accepted names too (SPEC §2.3). */
 function unknownField (name: string, validFields: readonly string[], listed = false): Error {
@@ -223,16 +222,16 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
       const name = key.slice(0, -'__operator'.length)
       const column = columnOf(name)
       const op = single(key, value) ?? ''
-      if (!OPERATOR_SET.has(op)) throw new TABLECRUD_ERR_QS_UNKNOWN_OPERATOR(JSON.stringify(op), OPERATORS.join(', '))
-      if (!operatorsFor(column).includes(op as Operator)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(op, name, column.type)
-      operators.set(name, op as Operator)
+      if (!isOperator(op)) throw new TABLECRUD_ERR_QS_UNKNOWN_OPERATOR(JSON.stringify(op), OPERATOR_NAMES.join(', '))
+      if (!operatorsFor(column).includes(op)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(op, name, column.type)
+      operators.set(name, op)
     } else if (key.endsWith('__match')) {
       const name = key.slice(0, -'__match'.length)
       const column = columnOf(name)
       if (!isText(column)) throw new TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE(name)
       const match = single(key, value) ?? ''
-      if (!MATCH_SET.has(match)) throw new TABLECRUD_ERR_QS_UNKNOWN_MATCH(JSON.stringify(match))
-      matches.set(name, match as MatchType)
+      if (!isMatchType(match)) throw new TABLECRUD_ERR_QS_UNKNOWN_MATCH(JSON.stringify(match))
+      matches.set(name, match)
     } else {
       const column = columnOf(key)
       // Repeated, empty values included (`name=&name=x`, SPEC §6.8), unless the operator takes a list (§7.6).
@@ -272,7 +271,7 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
  */
 function listed (raw: RawQuery, name: string): boolean {
   const op = own(raw, `${name}__operator`)
-  return typeof op === 'string' && (LIST_OPERATORS as readonly string[]).includes(op)
+  return typeof op === 'string' && isOperator(op) && OPERATORS[op].arity === 'many'
 }
 
 /** What Node lets a header value hold; anything else (CR, LF, past Latin-1) makes it throw while replying, a 500. */

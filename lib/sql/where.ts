@@ -1,5 +1,6 @@
 import type { Filter, FilterKind } from '../query/parse.js'
 import { typeOf } from '../table/column-types.js'
+import { MATCHES, OPERATORS } from '../table/operators.js'
 import type { TableColumn } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
 import { quoteIdent } from './identifier.js'
@@ -10,31 +11,29 @@ export function likeEscape (value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 
-const COMPARE_SQL = new Map([['lt', '<'], ['lte', '<='], ['gt', '>'], ['gte', '>='], ['e', '='], ['ne', '<>']])
-
-const LIKE_PATTERN = new Map([
-  ['contains', (v: string) => `%${likeEscape(v)}%`],
-  ['starts', (v: string) => `${likeEscape(v)}%`],
-  ['ends', (v: string) => `%${likeEscape(v)}`]
-])
+/** The ILIKE pattern of a `like` filter's value; the parser makes `like` only of a match with a pattern. */
+function likePattern (filter: Filter): string {
+  const pattern = MATCHES[filter.match].pattern
+  /* c8 ignore next: unreached, `exact` makes a compare filter (lib/query/parse.ts filterKind) */
+  if (pattern === null) throw new TypeError('an exact match has no pattern')
+  return pattern(likeEscape(filter.values[0] as string))
+}
 
 /** Writes `$<n>` for a filter's one parameter, with how to fetch it from a filter of the same shape. */
 type Placeholder = (fetch: (filter: Filter) => unknown) => string
 
 /** How each kind of filter is written; the parser decided the kind. */
 const FILTER_SQL = {
-  compare: (column, filter, value) => `${column} ${COMPARE_SQL.get(filter.operator)!} ${value((f) => f.values[0])}`,
-  like: (column, _filter, value) => `${column} ILIKE ${value((f) => LIKE_PATTERN.get(f.match)!(f.values[0] as string))}`,
+  compare: (column, filter, value) => `${column} ${OPERATORS[filter.operator].sql} ${value((f) => f.values[0])}`,
+  like: (column, _filter, value) => `${column} ILIKE ${value(likePattern)}`,
   // Containment looks at every element, whatever the depth, and wants each value present.
   contains: (column, filter, value) => {
     const contains = `${column} @> ${value((f) => f.values)}`
     return filter.operator === 'ne' ? `NOT (${contains})` : contains
   },
-  null: (column, filter) => `${column} ${filter.operator === 'is_null' ? 'IS NULL' : 'IS NOT NULL'}`,
+  null: (column, filter) => `${column} ${OPERATORS[filter.operator].sql}`,
   // One array parameter whatever the count: the text, and its prepared statement, never depend on it.
-  list: (column, filter, value, type) => filter.operator === 'in'
-    ? `${column} = ANY(${value((f) => f.values)}::${type})`
-    : `${column} <> ALL(${value((f) => f.values)}::${type})`
+  list: (column, filter, value, type) => `${column} ${OPERATORS[filter.operator].sql}(${value((f) => f.values)}::${type})`
 } as const satisfies Record<FilterKind, (column: string, filter: Filter, value: Placeholder, arrayType: string) => string>
 
 /**

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { bodyOf } from '../../../lib/errors.js'
-import { OPERATORS, MATCH_TYPES } from '../../../lib/query/fields.js'
+import { OPERATOR_NAMES as OPERATORS, MATCH_TYPES } from '../../../lib/query/fields.js'
 import {
   parseFilterQuery, parseId, parseIdsQuery, parseListQuery, parseSingleQuery, queryContext,
   type Filter, type ListQuery, type RawQuery
