@@ -2,6 +2,7 @@ import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/ty
 import { typeOf } from '../lib/table/column-types.js'
 import { visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
+import { OPERATORS } from '../lib/table/operators.js'
 import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
 
 /*
@@ -29,19 +30,20 @@ function filterDescription (table: Table, column: TableColumn): string {
 function filterProperties (table: Table, column: TableColumn): TProperties {
   const description = filterDescription(table, column)
   const operators = operatorsFor(column)
+  const lists = operators.filter((op) => OPERATORS[op].arity === 'many')
   const properties: TProperties = {}
   // A column no value filters (JSONB: null checks only) has no value parameter to document.
   if (operators.includes('e')) {
     // Arrays take every repeat; other columns with in/not_in only (SPEC §7.6).
-    properties[column.name] = Type.Optional(column.type === 'array' || operators.includes('in')
+    properties[column.name] = Type.Optional(column.type === 'array' || lists.length > 0
       ? Type.Union([Type.String(), Type.Array(Type.String())], { description })
       /* c8 ignore next: unreached, every column type with `e` has `in` or is an array (lib/table/column-types.ts) */
       : Type.String({ description }))
   }
-  const lists = operators.includes('in') ? ` in and not_in take the ${column.name} parameter repeated, one value each.` : ''
+  const repeated = lists.length > 0 ? ` ${lists.join(' and ')} take the ${column.name} parameter repeated, one value each.` : ''
   Object.assign(properties, {
     [`${column.name}__operator`]: Type.Optional(stringEnum(operators,
-      `Comparison for ${column.name}; default e. is_null and not_null need no value.${lists}`))
+      `Comparison for ${column.name}; default e. is_null and not_null need no value.${repeated}`))
   })
   if (isText(column)) {
     properties[`${column.name}__match`] = Type.Optional(stringEnum(MATCH_TYPES,

@@ -1,5 +1,6 @@
 import type { FieldPath } from '../query/fields.js'
 import type { Filter, IdsQuery, ListQuery, QueryContext, SingleQuery } from '../query/parse.js'
+import { forwardOf } from '../table/relations.js'
 import { targetOf, visibleColumns, type Readable, type Table, type TableColumn } from '../table/table.js'
 import type { SelectStatement, Shape, Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
@@ -71,7 +72,7 @@ function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath
   const addReadable = (fk: TableColumn): void => {
     if (!readable || readables.has(fk.name)) return
     readables.add(fk.name)
-    const alias = joins.alias([{ from: table, column: fk }])
+    const alias = joins.alias([forwardOf(table, fk)])
     const target = targetOf(table, fk)
     add(`CASE WHEN ${alias}.${quoteIdent(target.primaryKey.name)} IS NULL THEN NULL ELSE ${readableSql(target.readable, alias)} END`, [`${fk.name}_readable`], null)
   }
