@@ -5,6 +5,7 @@ import { targetOf, visibleColumns, type Readable, type Table, type TableColumn }
 import type { SelectStatement, Shape, Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params, Values } from './params.js'
+import { relatedRows } from './related.js'
 import { filtersKey, likeEscape, where } from './where.js'
 
 export { whereClause } from './where.js'
@@ -31,14 +32,14 @@ class Joins {
   alias (joins: FieldPath['joins']): string {
     let alias = 't0'
     let key = ''
-    for (const { from, column } of joins) {
-      key += `${column.name}.`
+    for (const relation of joins) {
+      key += `${relation.name}.`
       let next = this.aliases.get(key)
       if (next === undefined) {
         next = `t${this.aliases.size + 1}`
-        const target = targetOf(from, column)
         this.aliases.set(key, next)
-        this.clauses.push(` LEFT JOIN ${quoteIdent(target.name)} AS ${next} ON ${next}.${quoteIdent(target.primaryKey.name)} = ${alias}.${quoteIdent(column.name)}`)
+        const { from, on } = relatedRows(relation, alias, next)
+        this.clauses.push(` LEFT JOIN ${from} ON ${on}`)
       }
       alias = next
     }
