@@ -10,7 +10,7 @@ import { cursorKey, openCursor, type CursorValues } from './cursor.js'
 import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
 import { filterKind, filtersBinding, parseValue, type Filter } from './filter.js'
-import { visibleColumns, type Table, type TableColumn } from '../table/table.js'
+import { visibleColumns, type Table } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
 import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 

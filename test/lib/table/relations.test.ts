@@ -15,7 +15,7 @@ const book = defineTable('rl_book', {
   editor: column.foreignKey(author, { related: 'edited' })
 })
 const shelf = defineTable('rl_shelf', { label: column.text() })
-const placing = defineTable('rl_placing', { book: column.foreignKey(book), shelf: column.foreignKey(shelf) }, { junction: true })
+defineTable('rl_placing', { book: column.foreignKey(book), shelf: column.foreignKey(shelf) }, { junction: true })
 
 t.test('forward, reverse and many-to-many relations, with their default names', async (t) => {
   t.strictSame(summary(relationsOf(author)), [
