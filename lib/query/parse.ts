@@ -10,6 +10,7 @@ import { cursorKey, openCursor, type CursorValues } from './cursor.js'
 import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
 import { filterKind, filtersBinding, parseValue, type Filter } from './filter.js'
+import { parseTrees } from './tree.js'
 import { visibleColumns, type Table } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
 import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
@@ -190,9 +191,12 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     if (field === undefined) throw unknownField(name, validFields)
     return field
   }
+  const trees: Array<{ key: '__or' | '__and', text: string }> = []
   for (const key of Object.keys(raw)) {
     const value = raw[key]
-    if (key.startsWith('__')) {
+    if (key === '__or' || key === '__and') {
+      for (const text of all(value)) trees.push({ key, text })
+    } else if (key.startsWith('__')) {
       if (!CONTROL.has(key)) throw unknownField(key, validFields)
     } else if (key.endsWith('__operator')) {
       const name = key.slice(0, -'__operator'.length)
@@ -240,7 +244,7 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
       negated: false
     })
   }
-  return filters
+  return [...filters, ...parseTrees(ctx, trees)]
 }
 
 /**

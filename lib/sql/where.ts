@@ -104,12 +104,10 @@ class WhereWriter<I> {
   /** Every filter on the table aliased `t0`: plain conditions first, grouped by relation, then each tree. */
   all (filters: readonly Filter[]): string[] {
     const placed: Placed[] = []
-    const trees: string[] = []
-    filters.forEach((filter, i) => {
-      if (filter.kind === 'tree') trees.push(this.tree(filter, [i]))
-      else placed.push({ condition: filter, address: [i] })
-    })
-    return [...this.conditions(placed, 0, 't0'), ...trees]
+    filters.forEach((filter, i) => { if (filter.kind !== 'tree') placed.push({ condition: filter, address: [i] }) })
+    // Written in text order, so that placeholders are numbered as they appear.
+    const plain = this.conditions(placed, 0, 't0')
+    return [...plain, ...filters.flatMap((filter, i) => filter.kind === 'tree' ? [this.tree(filter, [i])] : [])]
   }
 }
 
