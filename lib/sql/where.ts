@@ -88,17 +88,22 @@ class WhereWriter<I> {
 
   private condition ({ condition, address }: Placed, alias: string): string {
     const value: Placeholder = (fetch) => this.params.add((input) => fetch(at(this.filtersOf(input), address) as Condition))
-    const sql = CONDITION_SQL[condition.kind](`${alias}.${quoteIdent(condition.column.name)}`, condition, value, arrayType(condition.column))
-    return condition.negated ? `NOT (${sql})` : sql
+    return CONDITION_SQL[condition.kind](`${alias}.${quoteIdent(condition.column.name)}`, condition, value, arrayType(condition.column))
   }
 
   /** A tree (SPEC §8.2): each condition on its own (its own EXISTS), joined by the tree's logic. */
   tree (tree: FilterTree, address: readonly number[]): string {
+    // `not.` negates the whole condition, its EXISTS included: `not.director.born.e.1935` keeps a film without a director.
     const parts = tree.children.map((child, i) => child.kind === 'tree'
       ? this.tree(child, [...address, i])
-      : this.conditions([{ condition: child, address: [...address, i] }], 0, 't0')[0]!)
+      : this.leaf(child, [...address, i]))
     const sql = `(${parts.join(tree.logic === 'and' ? ' AND ' : ' OR ')})`
     return tree.negated ? `NOT ${sql}` : sql
+  }
+
+  private leaf (condition: Condition, address: readonly number[]): string {
+    const sql = this.conditions([{ condition, address }], 0, 't0')[0]!
+    return condition.negated ? `NOT (${sql})` : sql
   }
 
   /** Every filter on the table aliased `t0`: plain conditions first, grouped by relation, then each tree. */
