@@ -31,6 +31,7 @@ export const TABLECRUD_ERR_QS_MISSING_FILTER = make('TABLECRUD_ERR_QS_MISSING_FI
 export const TABLECRUD_ERR_QS_INVALID_STRING = make('TABLECRUD_ERR_QS_INVALID_STRING', '%s must be a string without NUL characters.', 400)
 export const TABLECRUD_ERR_QS_INVALID_CURSOR = make('TABLECRUD_ERR_QS_INVALID_CURSOR', "The cursor doesn't match this query.", 400)
 export const TABLECRUD_ERR_QS_CURSOR_WITH_PAGE = make('TABLECRUD_ERR_QS_CURSOR_WITH_PAGE', '__cursor and __page cannot be used together.', 400)
+export const TABLECRUD_ERR_QS_INVALID_TREE = make('TABLECRUD_ERR_QS_INVALID_TREE', '%s: %s at %s.', 400)
 export const TABLECRUD_ERR_QS_INVALID_FORMAT = make('TABLECRUD_ERR_QS_INVALID_FORMAT', '__format must be json, ndjson or csv.', 400)
 
 // Path and route

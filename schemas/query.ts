@@ -1,7 +1,8 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { typeOf } from '../lib/table/column-types.js'
-import { visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
-import { fieldPaths, isText, MATCH_TYPES, operatorsFor } from '../lib/query/fields.js'
+import type { Table, TableColumn } from '../lib/table/table.js'
+import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
+import { OPERATORS } from '../lib/table/operators.js'
 import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
 import { filterValueSchema } from './row.js'
 
@@ -20,32 +21,35 @@ function valueForm (column: TableColumn): string {
   return typeOf(column).form(column)
 }
 
-function filterDescription (table: Table, column: TableColumn): string {
+function filterDescription (name: string, column: TableColumn): string {
   const form = valueForm(column)
-  if (column.type === 'array') return `Rows whose ${column.name} holds this element (${form}); repeat to require several.`
-  const once = ` Repeated only with ${column.name}__operator in or not_in, one value each.`
-  if (isText(column)) return `Filter on ${column.name} (${form}), compared as ${column.name}__match says.${once}`
-  return `Filter on ${column.name}: ${form}.${once}`
+  if (column.type === 'array') return `Rows whose ${name} holds this element (${form}); repeat to require several.`
+  const once = ` Repeated only with ${name}__operator in or not_in, one value each.`
+  if (isText(column)) return `Filter on ${name} (${form}), compared as ${name}__match says.${once}`
+  return `Filter on ${name}: ${form}.${once}`
 }
 
-function filterProperties (table: Table, column: TableColumn): TProperties {
-  const description = filterDescription(table, column)
+/** The parameters filtering on one field: the table's own column, or a path through relations (SPEC §8.2). */
+function filterProperties ({ name, table, column, joins }: FieldPath): TProperties {
+  const through = joins.length === 0 ? '' : ` Through ${joins.map((j) => j.name).join('.')}: rows with ${joins.some((j) => j.many) ? 'at least one' : 'a'} related row that matches.`
+  const description = filterDescription(name, column) + through
   const operators = operatorsFor(column)
+  const lists = operators.filter((op) => OPERATORS[op].arity === 'many')
   const properties: TProperties = {}
   // A column no value filters (JSONB: null checks only) has no value parameter to document.
   if (operators.includes('e')) {
     // Each value typed as its column's, the parameter repeatable (rating=3&rating=4, QUERY_STYLE):
     // arrays take every repeat, other columns with in/not_in only (SPEC §7.6).
-    properties[column.name] = Type.Optional(Type.Array(filterValueSchema(table, column), { description }))
+    properties[name] = Type.Optional(Type.Array(filterValueSchema(table, column), { description }))
   }
-  const lists = operators.includes('in') ? ` in and not_in take the ${column.name} parameter repeated, one value each.` : ''
+  const repeated = lists.length > 0 ? ` ${lists.join(' and ')} take the ${name} parameter repeated, one value each.` : ''
   Object.assign(properties, {
-    [`${column.name}__operator`]: Type.Optional(stringEnum(operators,
-      `Comparison for ${column.name}; default e. is_null and not_null need no value.${lists}`))
+    [`${name}__operator`]: Type.Optional(stringEnum(operators,
+      `Comparison for ${name}; default e. is_null and not_null need no value.${repeated}`))
   })
   if (isText(column)) {
-    properties[`${column.name}__match`] = Type.Optional(stringEnum(MATCH_TYPES,
-      `How ${column.name} matches its value; default contains, case-insensitive (exact is case-sensitive).`))
+    properties[`${name}__match`] = Type.Optional(stringEnum(MATCH_TYPES,
+      `How ${name} matches its value; default contains, case-insensitive (exact is case-sensitive).`))
   }
   return properties
 }
@@ -84,7 +88,7 @@ export interface ListQueryOptions {
 export function listQuerySchema (table: Table, options: ListQueryOptions): TObject {
   const names = fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name)
   const properties: TProperties = {}
-  for (const column of visibleColumns(table, options.excludeSecrets)) Object.assign(properties, filterProperties(table, column))
+  for (const field of fieldPaths(table, options.maxJoins, options.excludeSecrets, true)) Object.assign(properties, filterProperties(field))
   const pageSize = options.pageSize === undefined ? '' : `; default ${options.pageSize}`
   Object.assign(properties, {
     __order: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {

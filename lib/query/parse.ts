@@ -7,38 +7,18 @@ import {
   TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT
 } from '../errors.js'
 import { cursorKey, openCursor, type CursorValues } from './cursor.js'
-import { LIST_OPERATORS, typeOf } from '../table/column-types.js'
-import { visibleColumns, type Table, type TableColumn } from '../table/table.js'
+import { typeOf } from '../table/column-types.js'
+import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
+import { filterKind, filtersBinding, parseValue, type Filter } from './filter.js'
+import { parseTrees } from './tree.js'
+import { visibleColumns, type Table } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
-import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
+import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 
 /** What Fastify's query-string parser gives: repeated keys become arrays. */
 export type RawQuery = Record<string, string | string[] | undefined>
 
-/**
- * What a filter does, decided once here so the compiler only writes it: `compare` a value
- * with an operator, `like` a text column by its match type (`e` on text, match other than
- * exact), `contains` every value of an array column (or not, with `ne`), `null` checks,
- * `list` one of several values (`in`) or none of them (`not_in`).
- */
-export type FilterKind = 'compare' | 'like' | 'contains' | 'null' | 'list'
-
-export interface Filter {
-  readonly kind: FilterKind
-  readonly column: TableColumn
-  readonly operator: Operator
-  readonly match: MatchType
-  /** Parsed values: none for is_null/not_null, several only for array columns and `in`/`not_in`. */
-  readonly values: readonly unknown[]
-}
-
-function filterKind (column: TableColumn, operator: Operator, match: MatchType): FilterKind {
-  if (operator === 'is_null' || operator === 'not_null') return 'null'
-  // Before the array case: an array column refuses these operators later, by its descriptor.
-  if (LIST_OPERATORS.includes(operator)) return 'list'
-  if (column.type === 'array') return 'contains'
-  return operator === 'e' && match !== 'exact' && isText(column) ? 'like' : 'compare'
-}
+export { filterKind, type Condition, type Filter, type FilterKind, type FilterTree } from './filter.js'
 
 export interface OrderBy {
   readonly field: FieldPath
@@ -86,8 +66,13 @@ export interface QueryContext {
   readonly pageSize: number
   readonly maxPageSize: number
   readonly maxJoins: number
-  /** Filterable columns by name (secret ones left out while excludeSecrets). */
-  readonly filterable: ReadonlyMap<string, TableColumn>
+  /**
+   * What filters may name (secret columns left out while excludeSecrets): the table's columns
+   * and, within maxJoins, paths through every relation (SPEC §8.2).
+   */
+  readonly filterable: ReadonlyMap<string, FieldPath>
+  /** The `validFields` of a filter error: the table's own filterable columns (SPEC §6.10). */
+  readonly filterNames: readonly string[]
   /** `visible_fields_options`, by name. */
   readonly fields: ReadonlyMap<string, FieldPath>
   readonly fieldNames: readonly string[]
@@ -102,7 +87,8 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
     pageSize: options.pageSize,
     maxPageSize: options.maxPageSize,
     maxJoins: options.maxJoins,
-    filterable: new Map(visibleColumns(table, options.excludeSecrets).map((c) => [c.name, c])),
+    filterable: new Map(fieldPaths(table, options.maxJoins, options.excludeSecrets, true).map((f) => [f.name, f])),
+    filterNames: visibleColumns(table, options.excludeSecrets).map((c) => c.name),
     fields: new Map(fields.map((f) => [f.name, f])),
     fieldNames: fields.map((f) => f.name),
     cursorKey: cursorKey(options.cursorSecret)
@@ -110,8 +96,6 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
 }
 
 const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name', '__cursor', '__format'])
-const OPERATOR_SET = new Set<string>(OPERATORS)
-const MATCH_SET = new Set<string>(MATCH_TYPES)
 
 /** A 400 naming the bad input; for field paths the message lists the accepted names too (SPEC §2.3). */
 function unknownField (name: string, validFields: readonly string[], listed = false): Error {
@@ -148,14 +132,6 @@ function flag (key: string, value: string | string[] | undefined): boolean {
   const parsed = parseBoolean(text)
   if (parsed === undefined) throw new TABLECRUD_ERR_QS_INVALID_BOOLEAN(key)
   return parsed
-}
-
-/** A filter value as its column's type reads it (an array's: one element), or a 400 naming the form wanted. */
-function parseValue (column: TableColumn, text: string): unknown {
-  const type = typeOf(column)
-  const value = type.parse(column, text)
-  if (value === undefined) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(text), column.name, type.expected(column))
-  return value
 }
 
 /** Resolves `__visible_fields`/`__order` names: unknown is a 400 with the valid names, too deep a join another. */
@@ -209,32 +185,35 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
   const operators = new Map<string, Operator>()
   const matches = new Map<string, MatchType>()
   const values = new Map<string, string[]>()
-  const validFields = [...ctx.filterable.keys()]
-  const columnOf = (name: string): TableColumn => {
-    const column = ctx.filterable.get(name)
-    if (column === undefined) throw unknownField(name, validFields)
-    return column
+  const validFields = ctx.filterNames
+  const fieldOf = (name: string): FieldPath => {
+    const field = ctx.filterable.get(name)
+    if (field === undefined) throw unknownField(name, validFields)
+    return field
   }
+  const trees: Array<{ key: '__or' | '__and', text: string }> = []
   for (const key of Object.keys(raw)) {
     const value = raw[key]
-    if (key.startsWith('__')) {
+    if (key === '__or' || key === '__and') {
+      for (const text of all(value)) trees.push({ key, text })
+    } else if (key.startsWith('__')) {
       if (!CONTROL.has(key)) throw unknownField(key, validFields)
     } else if (key.endsWith('__operator')) {
       const name = key.slice(0, -'__operator'.length)
-      const column = columnOf(name)
+      const { column } = fieldOf(name)
       const op = single(key, value) ?? ''
-      if (!OPERATOR_SET.has(op)) throw new TABLECRUD_ERR_QS_UNKNOWN_OPERATOR(JSON.stringify(op), OPERATORS.join(', '))
-      if (!operatorsFor(column).includes(op as Operator)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(op, name, column.type)
-      operators.set(name, op as Operator)
+      if (!isOperator(op)) throw new TABLECRUD_ERR_QS_UNKNOWN_OPERATOR(JSON.stringify(op), OPERATOR_NAMES.join(', '))
+      if (!operatorsFor(column).includes(op)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(op, name, column.type)
+      operators.set(name, op)
     } else if (key.endsWith('__match')) {
       const name = key.slice(0, -'__match'.length)
-      const column = columnOf(name)
+      const { column } = fieldOf(name)
       if (!isText(column)) throw new TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE(name)
       const match = single(key, value) ?? ''
-      if (!MATCH_SET.has(match)) throw new TABLECRUD_ERR_QS_UNKNOWN_MATCH(JSON.stringify(match))
-      matches.set(name, match as MatchType)
+      if (!isMatchType(match)) throw new TABLECRUD_ERR_QS_UNKNOWN_MATCH(JSON.stringify(match))
+      matches.set(name, match)
     } else {
-      const column = columnOf(key)
+      const { column } = fieldOf(key)
       // Repeated, empty values included (`name=&name=x`, SPEC §6.8), unless the operator takes a list (§7.6).
       if (column.type !== 'array' && all(value).length > 1 && !listed(raw, key)) throw new TABLECRUD_ERR_QS_REPEATED(key)
       // An empty value is no filter: an HTML form sends its empty fields.
@@ -245,7 +224,8 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
   }
   const filters: Filter[] = []
   for (const name of new Set([...values.keys(), ...operators.keys()])) {
-    const column = ctx.filterable.get(name)!
+    const field = fieldOf(name)
+    const column = field.column
     const operator = operators.get(name) ?? 'e'
     const texts = values.get(name) ?? []
     const match = matches.get(name) ?? 'contains'
@@ -256,13 +236,15 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     if (!operatorsFor(column).includes(operator)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(operator, name, column.type)
     filters.push({
       kind,
+      field,
       column,
       operator,
       match,
-      values: nullCheck ? [] : texts.map((text) => parseValue(column, text))
+      values: nullCheck ? [] : texts.map((text) => parseValue(field, text)),
+      negated: false
     })
   }
-  return filters
+  return [...filters, ...parseTrees(ctx, trees)]
 }
 
 /**
@@ -272,7 +254,7 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
  */
 function listed (raw: RawQuery, name: string): boolean {
   const op = own(raw, `${name}__operator`)
-  return typeof op === 'string' && (LIST_OPERATORS as readonly string[]).includes(op)
+  return typeof op === 'string' && isOperator(op) && OPERATORS[op].arity === 'many'
 }
 
 /** What Node lets a header value hold; anything else (CR, LF, past Latin-1) makes it throw while replying, a 500. */
@@ -311,7 +293,7 @@ function bindingOf (ctx: QueryContext, filters: readonly Filter[], order: readon
   const sorted = order.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')
   // Values as the parser made them.
   /* c8 ignore next: no column type parses to a bigint (int8 keeps digit strings); the replacer keeps one from making JSON.stringify throw */
-  const filtered = JSON.stringify(filters.map((f) => [f.column.name, f.operator, f.match, f.values]), (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
+  const filtered = JSON.stringify(filtersBinding(filters), (_k, v: unknown) => typeof v === 'bigint' ? v.toString() : v)
   return `${ctx.table.name}\0${sorted}\0${filtered}`
 }
 

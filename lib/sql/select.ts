@@ -1,9 +1,11 @@
 import type { FieldPath } from '../query/fields.js'
 import type { Filter, IdsQuery, ListQuery, QueryContext, SingleQuery } from '../query/parse.js'
+import { forwardOf } from '../table/relations.js'
 import { targetOf, visibleColumns, type Readable, type Table, type TableColumn } from '../table/table.js'
 import type { SelectStatement, Shape, Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params, Values } from './params.js'
+import { relatedRows } from './related.js'
 import { filtersKey, likeEscape, where } from './where.js'
 
 export { whereClause } from './where.js'
@@ -30,14 +32,14 @@ class Joins {
   alias (joins: FieldPath['joins']): string {
     let alias = 't0'
     let key = ''
-    for (const { from, column } of joins) {
-      key += `${column.name}.`
+    for (const relation of joins) {
+      key += `${relation.name}.`
       let next = this.aliases.get(key)
       if (next === undefined) {
         next = `t${this.aliases.size + 1}`
-        const target = targetOf(from, column)
         this.aliases.set(key, next)
-        this.clauses.push(` LEFT JOIN ${quoteIdent(target.name)} AS ${next} ON ${next}.${quoteIdent(target.primaryKey.name)} = ${alias}.${quoteIdent(column.name)}`)
+        const { from, on } = relatedRows(relation, alias, next)
+        this.clauses.push(` LEFT JOIN ${from} ON ${on}`)
       }
       alias = next
     }
@@ -71,7 +73,7 @@ function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath
   const addReadable = (fk: TableColumn): void => {
     if (!readable || readables.has(fk.name)) return
     readables.add(fk.name)
-    const alias = joins.alias([{ from: table, column: fk }])
+    const alias = joins.alias([forwardOf(table, fk)])
     const target = targetOf(table, fk)
     add(`CASE WHEN ${alias}.${quoteIdent(target.primaryKey.name)} IS NULL THEN NULL ELSE ${readableSql(target.readable, alias)} END`, [`${fk.name}_readable`], null)
   }

@@ -1,41 +1,42 @@
-import type { Filter, FilterKind } from '../query/parse.js'
+import { type Condition, type Filter, type FilterKind, type FilterTree } from '../query/filter.js'
+export { filtersKey } from '../query/filter.js'
 import { typeOf } from '../table/column-types.js'
+import { MATCHES, OPERATORS } from '../table/operators.js'
 import type { TableColumn } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
 import { quoteIdent } from './identifier.js'
 import { Params } from './params.js'
+import { relatedRows } from './related.js'
 
 /** `%`, `_` and `\` are literal in a match value (SPEC §2.3). */
 export function likeEscape (value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`)
 }
 
-const COMPARE_SQL = new Map([['lt', '<'], ['lte', '<='], ['gt', '>'], ['gte', '>='], ['e', '='], ['ne', '<>']])
+/** The ILIKE pattern of a `like` condition's value; the parser makes `like` only of a match with a pattern. */
+function likePattern (condition: Condition): string {
+  const pattern = MATCHES[condition.match].pattern
+  /* c8 ignore next: unreached, `exact` makes a compare condition (lib/query/filter.ts filterKind) */
+  if (pattern === null) throw new TypeError('an exact match has no pattern')
+  return pattern(likeEscape(condition.values[0] as string))
+}
 
-const LIKE_PATTERN = new Map([
-  ['contains', (v: string) => `%${likeEscape(v)}%`],
-  ['starts', (v: string) => `${likeEscape(v)}%`],
-  ['ends', (v: string) => `%${likeEscape(v)}`]
-])
+/** Writes `$<n>` for a condition's one parameter, with how to fetch it from a condition of the same shape. */
+type Placeholder = (fetch: (condition: Condition) => unknown) => string
 
-/** Writes `$<n>` for a filter's one parameter, with how to fetch it from a filter of the same shape. */
-type Placeholder = (fetch: (filter: Filter) => unknown) => string
-
-/** How each kind of filter is written; the parser decided the kind. */
-const FILTER_SQL = {
-  compare: (column, filter, value) => `${column} ${COMPARE_SQL.get(filter.operator)!} ${value((f) => f.values[0])}`,
-  like: (column, _filter, value) => `${column} ILIKE ${value((f) => LIKE_PATTERN.get(f.match)!(f.values[0] as string))}`,
+/** How each kind of condition is written; the parser decided the kind. */
+const CONDITION_SQL = {
+  compare: (column, condition, value) => `${column} ${OPERATORS[condition.operator].sql} ${value((c) => c.values[0])}`,
+  like: (column, _condition, value) => `${column} ILIKE ${value(likePattern)}`,
   // Containment looks at every element, whatever the depth, and wants each value present.
-  contains: (column, filter, value) => {
-    const contains = `${column} @> ${value((f) => f.values)}`
-    return filter.operator === 'ne' ? `NOT (${contains})` : contains
+  contains: (column, condition, value) => {
+    const contains = `${column} @> ${value((c) => c.values)}`
+    return condition.operator === 'ne' ? `NOT (${contains})` : contains
   },
-  null: (column, filter) => `${column} ${filter.operator === 'is_null' ? 'IS NULL' : 'IS NOT NULL'}`,
+  null: (column, condition) => `${column} ${OPERATORS[condition.operator].sql}`,
   // One array parameter whatever the count: the text, and its prepared statement, never depend on it.
-  list: (column, filter, value, type) => filter.operator === 'in'
-    ? `${column} = ANY(${value((f) => f.values)}::${type})`
-    : `${column} <> ALL(${value((f) => f.values)}::${type})`
-} as const satisfies Record<FilterKind, (column: string, filter: Filter, value: Placeholder, arrayType: string) => string>
+  list: (column, condition, value, type) => `${column} ${OPERATORS[condition.operator].sql}(${value((c) => c.values)}::${type})`
+} as const satisfies Record<FilterKind, (column: string, condition: Condition, value: Placeholder, arrayType: string) => string>
 
 /**
  * The array type a list filter's parameter is cast to: the column's type without a modifier,
@@ -47,21 +48,82 @@ export function arrayType (column: TableColumn): string {
   return `${(type.key?.referencedAs(column) ?? type.sql(column)).replace(/\(.*\)$/, '')}[]`
 }
 
+/** A filter of the input, found by its address: its index, then its index in each tree down to it. */
+function at (filters: readonly Filter[], address: readonly number[]): Filter {
+  let found = filters[address[0]!]!
+  for (const i of address.slice(1)) found = (found as FilterTree).children[i]!
+  return found
+}
+
+/** A condition with where it sits in the input's filters, so a cached text fetches its value. */
+interface Placed { readonly condition: Condition, readonly address: readonly number[] }
+
+/** Writes conditions on the rows aliased `alias` and EXISTS tests for what they reach through relations. */
+class WhereWriter<I> {
+  private count = 0
+
+  constructor (private readonly params: Params<I>, private readonly filtersOf: (input: I) => readonly Filter[]) {}
+
+  /**
+   * The conditions of `placed` on the row aliased `alias`, whose paths are followed from hop
+   * `depth`. Conditions through the same relation share one EXISTS (one related row meets all
+   * of them, SPEC §8.2), nested for deeper hops; a to-one hop is an EXISTS too, so that the
+   * same text serves SELECT, count and DELETE.
+   */
+  conditions (placed: readonly Placed[], depth: number, alias: string): string[] {
+    const own: string[] = []
+    const groups = new Map<string, Placed[]>()
+    for (const item of placed) {
+      const hop = item.condition.field.joins[depth]
+      if (hop === undefined) own.push(this.condition(item, alias))
+      else groups.set(hop.name, [...groups.get(hop.name) ?? [], item])
+    }
+    for (const group of groups.values()) {
+      const inner = `r${++this.count}`
+      const { from, on } = relatedRows(group[0]!.condition.field.joins[depth]!, alias, inner)
+      own.push(`EXISTS (SELECT 1 FROM ${from} WHERE ${[on, ...this.conditions(group, depth + 1, inner)].join(' AND ')})`)
+    }
+    return own
+  }
+
+  private condition ({ condition, address }: Placed, alias: string): string {
+    const value: Placeholder = (fetch) => this.params.add((input) => fetch(at(this.filtersOf(input), address) as Condition))
+    return CONDITION_SQL[condition.kind](`${alias}.${quoteIdent(condition.column.name)}`, condition, value, arrayType(condition.column))
+  }
+
+  /** A tree (SPEC §8.2): each condition on its own (its own EXISTS), joined by the tree's logic. */
+  tree (tree: FilterTree, address: readonly number[]): string {
+    // `not.` negates the whole condition, its EXISTS included: `not.director.born.e.1935` keeps a film without a director.
+    const parts = tree.children.map((child, i) => child.kind === 'tree'
+      ? this.tree(child, [...address, i])
+      : this.leaf(child, [...address, i]))
+    const sql = `(${parts.join(tree.logic === 'and' ? ' AND ' : ' OR ')})`
+    return tree.negated ? `NOT ${sql}` : sql
+  }
+
+  private leaf (condition: Condition, address: readonly number[]): string {
+    const sql = this.conditions([{ condition, address }], 0, 't0')[0]!
+    return condition.negated ? `NOT (${sql})` : sql
+  }
+
+  /** Every filter on the table aliased `t0`: plain conditions first, grouped by relation, then each tree. */
+  all (filters: readonly Filter[]): string[] {
+    const placed: Placed[] = []
+    filters.forEach((filter, i) => { if (filter.kind !== 'tree') placed.push({ condition: filter, address: [i] }) })
+    // Written in text order, so that placeholders are numbered as they appear.
+    const plain = this.conditions(placed, 0, 't0')
+    return [...plain, ...filters.flatMap((filter, i) => filter.kind === 'tree' ? [this.tree(filter, [i])] : [])]
+  }
+}
+
 /**
  * The WHERE clause of filters on the table aliased `t0`. Each parameter's value is fetched
- * from the filters of the input (`filtersOf`) at the same position: what makes a text cached
+ * from the filters of the input (`filtersOf`) at the same address: what makes a text cached
  * for one query serve every query of its shape.
  */
 export function where<I> (params: Params<I>, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[]): string {
   if (filters.length === 0) return ''
-  const conditions = filters.map((filter, i) => FILTER_SQL[filter.kind](
-    `t0.${quoteIdent(filter.column.name)}`, filter, (fetch) => params.add((input) => fetch(filtersOf(input)[i]!)), arrayType(filter.column)))
-  return ` WHERE ${conditions.join(' AND ')}`
-}
-
-/** What of the filters makes the text: a WHERE written for one query serves another with the same key. */
-export function filtersKey (filters: readonly Filter[]): string {
-  return filters.map((f) => `${f.column.name}:${f.operator}:${f.kind}`).join('&')
+  return ` WHERE ${new WhereWriter(params, filtersOf).all(filters).join(' AND ')}`
 }
 
 /** The WHERE clause of filters on the table aliased `t0`, with its parameters from $1. */

@@ -7,6 +7,7 @@ import {
 } from '../values/index.js'
 import { jsonProblem, realProblem, rectangularProblem, textProblem } from '../values/limits.js'
 import type { ColumnSpec, ColumnType } from './column.js'
+import type { Filtering } from './operators.js'
 
 /*
  * Everything a column type means, in one place (SPEC §2.2): one descriptor per type, typed
@@ -17,23 +18,6 @@ import type { ColumnSpec, ColumnType } from './column.js'
  * The JSON Schemas are TypeBox values: plain JSON Schema objects, no Fastify. They live here,
  * in lib/table, because schemas/ may import lib/table only (STYLE.md).
  */
-
-export const OPERATORS = Object.freeze(['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in'] as const)
-export type Operator = typeof OPERATORS[number]
-
-export const MATCH_TYPES = Object.freeze(['contains', 'exact', 'starts', 'ends'] as const)
-export type MatchType = typeof MATCH_TYPES[number]
-
-/** Equality, order, list and null checks: numbers, dates and times. Listed, not `OPERATORS`, so a new operator is given to types by choice. */
-export const ORDERED: readonly Operator[] = Object.freeze(['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in'] as const)
-/** Equality, list and null checks: text, booleans, UUIDs. */
-export const UNORDERED: readonly Operator[] = Object.freeze(['e', 'ne', 'is_null', 'not_null', 'in', 'not_in'] as const)
-/** Containment and null checks: arrays, whose `e` already takes several values (SPEC §7.6: no `in`). */
-export const CONTAINS: readonly Operator[] = Object.freeze(['e', 'ne', 'is_null', 'not_null'] as const)
-/** The operators whose filter parameter may repeat, one value each (SPEC §7.6). */
-export const LIST_OPERATORS: readonly Operator[] = Object.freeze(['in', 'not_in'] as const)
-/** Null checks only: JSONB, which has no value a query string could compare. */
-export const NULL_CHECKS: readonly Operator[] = Object.freeze(['is_null', 'not_null'] as const)
 
 export type Mode = 'in' | 'out'
 
@@ -78,8 +62,8 @@ export interface ColumnTypeDescriptor {
    * meaning is ours (uuid, date, date-time), for clients reading `/schema/`.
    */
   readonly schema: (column: ColumnSpec, mode: Mode) => TSchema
-  /** The filter operators it takes (SPEC §2.3); `e` is the default one. */
-  readonly operators: (column: ColumnSpec) => readonly Operator[]
+  /** Which family of filter operators it takes (lib/table/operators.ts); `e` is the default one. */
+  readonly filtering: (column: ColumnSpec) => Filtering
   /** Text: a filter value is matched as `__match` says (contains, case-insensitive, by default). */
   readonly matches: boolean
   /** Its values have an order: a ForeignKey to a key of this type takes the ordering operators. */
@@ -148,9 +132,9 @@ const noCheck = (): null => null
 const noLiteral = (): undefined => undefined
 const words = (text: string) => (): string => text
 const fixed = (sql: string) => (): string => sql
-const ordered = (): readonly Operator[] => ORDERED
-const unordered = (): readonly Operator[] => UNORDERED
-const contains = (): readonly Operator[] => CONTAINS
+const ordered = (): Filtering => 'ordered'
+const unordered = (): Filtering => 'equality'
+const contains = (): Filtering => 'containment'
 
 /** A string that PostgreSQL's text types take: anything without NUL. */
 function parseText (_column: ColumnSpec, text: string): string | undefined {
@@ -185,7 +169,7 @@ const integer = {
 /** What the types whose values are JSON numbers share (but serial): ordered, 0 when blank. */
 const number = {
   write: same,
-  operators: ordered,
+  filtering: ordered,
   matches: false,
   orders: true,
   sqlBlank: '0',
@@ -203,7 +187,7 @@ const text = {
   expected: words('string without NUL characters'),
   form: words('text'),
   write: writeText,
-  operators: unordered,
+  filtering: unordered,
   matches: true,
   orders: true,
   sqlBlank: "''",
@@ -268,7 +252,7 @@ function clock ({ sql, parse, expected, form, schemaIn, sqlNow, now, wire, read 
     ...values,
     expected: words(expected),
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String(schemaIn),
-    operators: ordered,
+    filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: sqlNow,
@@ -296,7 +280,7 @@ export const COLUMN_TYPES = {
       sqlDefault: null
     },
     write: same,
-    operators: ordered,
+    filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: null,
@@ -355,7 +339,7 @@ export const COLUMN_TYPES = {
     },
     // Precision and scale are checked by parseNumeric in code, with a message naming them.
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.Union([Type.Number(), Type.String({ pattern: DECIMAL_TEXT.source })]),
-    operators: ordered,
+    filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: '0',
@@ -376,7 +360,7 @@ export const COLUMN_TYPES = {
     form: words('true, false, 1, 0, t, f, yes or no'),
     write: same,
     schema: () => Type.Boolean(),
-    operators: unordered,
+    filtering: unordered,
     matches: false,
     orders: false,
     sqlBlank: 'false',
@@ -473,7 +457,7 @@ export const COLUMN_TYPES = {
     schema: (_column, mode) => mode === 'out'
       ? Type.String()
       : Type.Union([Type.Integer(), Type.String()]),
-    operators: ordered,
+    filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: '0',
@@ -510,7 +494,7 @@ export const COLUMN_TYPES = {
     ...canonical(parseUuid, 'a UUID'),
     expected: words('UUID'),
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ format: 'uuid' }),
-    operators: unordered,
+    filtering: unordered,
     matches: false,
     orders: false,
     sqlBlank: null,
@@ -565,7 +549,7 @@ export const COLUMN_TYPES = {
     ...canonical(parseInterval, 'an ISO 8601 duration such as P1DT2H'),
     expected: words('ISO 8601 duration (P1DT2H)'),
     schema: (_column, mode) => mode === 'out' ? Type.String() : Type.String({ description: 'ISO 8601 duration, such as P1DT2H' }),
-    operators: ordered,
+    filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: "'PT0S'",
@@ -591,7 +575,7 @@ export const COLUMN_TYPES = {
     },
     // Any JSON value; null is the SQL NULL of a nullable column.
     schema: (_column, mode) => mode === 'out' ? Type.Unknown() : Type.Unsafe({ type: ['boolean', 'number', 'string', 'array', 'object'] }),
-    operators: () => NULL_CHECKS,
+    filtering: () => 'presence',
     matches: false,
     orders: false,
     sqlBlank: null,
@@ -612,7 +596,7 @@ export const COLUMN_TYPES = {
     form: (column) => { const key = referenced(column); return typeOf(key).form(key) },
     write: (column, value) => { const key = referenced(column); return typeOf(key).write(key, value) },
     schema: (column, mode) => { const key = referenced(column); return typeOf(key).schema(key, mode) },
-    operators: (column) => typeOf(referenced(column)).orders ? ORDERED : UNORDERED,
+    filtering: (column) => typeOf(referenced(column)).orders ? 'ordered' : 'equality',
     matches: false,
     orders: true,
     sqlBlank: null,
@@ -637,7 +621,7 @@ export const COLUMN_TYPES = {
       return value.map((v) => toDatabase(element(column), v))
     },
     schema: (column, mode) => Type.Array(typeOf(element(column)).schema(element(column), mode)),
-    operators: contains,
+    filtering: contains,
     matches: false,
     orders: false,
     sqlBlank: "'{}'",

@@ -56,6 +56,8 @@ export interface ColumnSpec {
   /** ForeignKey only: `target` is the caller's thunk, which cannot be called before every table exists. */
   readonly thunk?: boolean
   readonly onDelete?: OnDelete
+  /** ForeignKey only: the name of the reverse relation it gives its target (SPEC §8.1), or null for the default. */
+  readonly related?: string | null
   /** Array only: the element column (itself possibly an array). */
   readonly element?: ColumnSpec
 }
@@ -129,7 +131,7 @@ type Bare = Omit<ColumnOptions, 'choices'>
  * @example
  * column.varchar({ length: 100, required: true, unique: true })
  * column.numeric({ digits: [12, 2], null: true })
- * column.foreignKey((): Table => director, { onDelete: 'restrict' })
+ * column.foreignKey((): Table => director, { onDelete: 'restrict', related: 'movies' })
  * column.array(column.array(column.integer()))
  * column.uuid({ primaryKey: true }) // defaults to gen_random_uuid()
  * column.bigInt() // "9007199254740993" on the wire: exact past 2^53
@@ -176,11 +178,11 @@ export const column = {
    * A reference to another table's primary key. Pass the table, or a thunk returning it for
    * cycles and self-references. `K` is the referenced key's type (a number unless given).
    */
-  foreignKey: <K extends number | string = number, O extends ColumnOptions & { onDelete?: OnDelete } = {}>(
+  foreignKey: <K extends number | string = number, O extends ColumnOptions & { onDelete?: OnDelete, related?: string } = {}>(
     target: Table | (() => Table), options?: O
   ): Built<NoInfer<K>, O, true, NoInfer<K>, false> => {
     const thunk = typeof target === 'function'
-    return build('foreignKey', options ?? {}, { target: thunk ? target : () => target, thunk, onDelete: options?.onDelete ?? 'cascade' }, true)
+    return build('foreignKey', options ?? {}, { target: thunk ? target : () => target, thunk, onDelete: options?.onDelete ?? 'cascade', related: options?.related ?? null }, true)
   },
   /** An array of any column type, nested arrays for more dimensions. */
   array: <E extends AnyColumn, O extends ColumnOptions = {}>(element: E, options?: O): Built<Array<ValueOf<E>>, O, false, Array<WriteOf<E>>> =>

@@ -15,6 +15,18 @@ export interface TableOptions {
   /** How a row is shown to people: a column name, or a template over several columns. Default: the primary key. */
   readable?: string | { template: string, columns: string[] }
   helpText?: string
+  /**
+   * Marks a many-to-many junction (exactly two ForeignKeys): each side gets a relation to the
+   * other (SPEC §8.1), named `related[0]` on the first ForeignKey's table and `related[1]` on
+   * the second's; `true` names each after the other side's table.
+   */
+  junction?: true | { related: [string, string] }
+}
+
+/** A junction's two ForeignKeys, in declaration order, and the relation name each side gets (null: the other table's name). */
+export interface Junction {
+  readonly keys: readonly [TableColumn, TableColumn]
+  readonly related: readonly [string | null, string | null]
 }
 
 type HasPrimary<C> = true extends { [K in keyof C]: C[K] extends Column<any, any, true> ? true : false }[keyof C] ? true : false
@@ -28,6 +40,8 @@ export interface Table<C extends Record<string, AnyColumn> = Record<string, AnyC
   readonly primaryKey: TableColumn
   readonly readable: Readable
   readonly helpText: string | null
+  /** Set when the table is a many-to-many junction. */
+  readonly junction: Junction | null
   /** Type-level only: the columns as declared. */
   readonly __columns?: C
 }
@@ -69,7 +83,7 @@ export function isTable (value: unknown): value is Table {
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
 
-class DefinitionError extends Error {
+export class DefinitionError extends Error {
   constructor (table: string, column: string | null, message: string) {
     super(column === null ? `Table ${table}: ${message}` : `Table ${table}, column ${column}: ${message}`)
     this.name = 'TableDefinitionError'
@@ -89,6 +103,7 @@ function checkColumn (table: string, name: string, spec: ColumnSpec, inArray = f
   if (problem !== null) fail(problem)
   if (spec.type === 'foreignKey') {
     if (typeof spec.target !== 'function') fail('a foreign key needs a target table')
+    if (spec.related != null) relationName(table, name, spec.related)
     // A table given directly can be checked now; a thunk waits for targetOf.
     if (spec.thunk === false && !isTable(spec.target!())) fail('the foreign key target is not a table made by defineTable')
   }
@@ -100,6 +115,25 @@ function checkColumn (table: string, name: string, spec: ColumnSpec, inArray = f
     if (type.key === null) fail(`a ${spec.type} column cannot be the primary key`)
     if (spec.nullable) fail('the primary key cannot be nullable')
   }
+}
+
+/** A relation name (SPEC §8.1) is a wire name: an identifier, without the `__` of control parameters. */
+function relationName (table: string, column: string | null, name: unknown): string {
+  if (typeof name !== 'string') throw new DefinitionError(table, column, 'a relation name must be a string')
+  checkIdentifier(table, column, name)
+  if (name.includes('__')) throw new DefinitionError(table, column, `the relation name "${name}" holds "__", which is reserved for query operators`)
+  return name
+}
+
+function parseJunction (table: string, columns: readonly TableColumn[], junction: TableOptions['junction']): Junction | null {
+  if (junction === undefined) return null
+  const keys = columns.filter((c) => c.type === 'foreignKey')
+  if (keys.length !== 2) throw new DefinitionError(table, null, `a junction needs exactly two foreign keys; it has ${keys.length}`)
+  const pair = [keys[0]!, keys[1]!] as const
+  if (junction === true) return Object.freeze({ keys: pair, related: [null, null] as const })
+  const related = (junction as { related?: unknown }).related
+  if (!Array.isArray(related) || related.length !== 2) throw new DefinitionError(table, null, 'junction.related must be two relation names: [nameOnFirstSide, nameOnSecondSide]')
+  return Object.freeze({ keys: pair, related: [relationName(table, null, related[0]), relationName(table, null, related[1])] as const })
 }
 
 function parseReadable (table: string, columns: ReadonlyMap<string, TableColumn>, readable: TableOptions['readable'], primaryKey: string): Readable {
@@ -148,7 +182,8 @@ export function defineTable<C extends Record<string, AnyColumn>> (name: string, 
     columnMap,
     primaryKey,
     readable: parseReadable(name, columnMap, options.readable, primaryKey.name),
-    helpText: options.helpText ?? null
+    helpText: options.helpText ?? null,
+    junction: parseJunction(name, list, options.junction)
   })
   registry.add(table)
   return table

@@ -45,12 +45,12 @@ const match = (name: string): object => ({
   description: `How ${name} matches its value; default contains, case-insensitive (exact is case-sensitive).`
 })
 /** A filter: its values typed as the column's, the parameter repeatable (an array, exploded: docs/openapi.md). */
-const scalar = (name: string, form: string, items: object, operators = ORDERED): Record<string, object> => ({
-  [name]: { description: `Filter on ${name}: ${form}.${once(name)}`, type: 'array', items },
+const scalar = (name: string, form: string, items: object, operators = ORDERED, through = ''): Record<string, object> => ({
+  [name]: { description: `Filter on ${name}: ${form}.${once(name)}${through}`, type: 'array', items },
   [`${name}__operator`]: operator(name, operators)
 })
-const text = (name: string): Record<string, object> => ({
-  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}`, type: 'array', items: STRING },
+const text = (name: string, through = ''): Record<string, object> => ({
+  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}${through}`, type: 'array', items: STRING },
   [`${name}__operator`]: operator(name, UNORDERED),
   [`${name}__match`]: match(name)
 })
@@ -84,6 +84,9 @@ t.test('listQuerySchema: every filter and control parameter', async (t) => {
       ...scalar('at', 'an ISO 8601 date or date-time', { pattern: TIMESTAMP_PATTERN, type: 'string' }),
       ...text('body'),
       ...scalar('owner', 'an integer', INT),
+      // Paths within maxJoins (SPEC §8.2), secret columns left out.
+      ...scalar('owner.id', 'an integer', INT, ORDERED, ' Through owner: rows with a related row that matches.'),
+      ...text('owner.name', ' Through owner: rows with a related row that matches.'),
       tags: {
         description: 'Rows whose tags holds this element (an integer); repeat to require several.',
         type: 'array',
@@ -194,4 +197,11 @@ t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept
   ]
   for (const query of passes) t.equal(validate(query), true, JSON.stringify(query))
   for (const query of fails) t.equal(validate(query), false, JSON.stringify(query))
+})
+
+t.test('listQuerySchema: a to-many path filters on at least one related row', async (t) => {
+  const properties = plain(listQuerySchema(owner, { excludeSecrets: true, maxJoins: 1, maxPageSize: 10 })).properties
+  t.strictSame(Object.keys(properties).filter((k) => k.startsWith('item.title')), ['item.title', 'item.title__operator', 'item.title__match'])
+  t.equal(properties['item.title'].description, 'Filter on item.title (text), compared as item.title__match says. Through item: rows with at least one related row that matches.')
+  t.notOk('item.mail' in properties, 'a secret column of the related table is no filter')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { fieldPaths, isText, MATCH_TYPES, OPERATORS, operatorsFor, type FieldPath } from '../../../lib/query/fields.js'
+import { fieldPaths, isText, MATCH_TYPES, OPERATOR_NAMES as OPERATORS, operatorsFor, type FieldPath } from '../../../lib/query/fields.js'
 import { column, defineTable, type ColumnSpec, type Table } from '../../../lib/table/index.js'
 
 const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { bodyOf } from '../../../lib/errors.js'
-import { OPERATORS, MATCH_TYPES } from '../../../lib/query/fields.js'
+import { OPERATOR_NAMES as OPERATORS, MATCH_TYPES } from '../../../lib/query/fields.js'
 import {
   parseFilterQuery, parseId, parseIdsQuery, parseListQuery, parseSingleQuery, queryContext,
   type Filter, type ListQuery, type RawQuery
@@ -78,7 +78,7 @@ function raw (query: Record<string, string | string[]>): RawQuery {
 
 type FilterSummary = [string, string, string, unknown[]]
 const summary = (filters: readonly Filter[]): FilterSummary[] =>
-  filters.map((f) => [f.column.name, f.operator, f.match, [...f.values]])
+  filters.map((f) => f.kind === 'tree' ? ['tree', f.logic, '', []] : [f.column.name, f.operator, f.match, [...f.values]])
 const filters = (query: Record<string, string | string[]>): FilterSummary[] => summary(parseListQuery(ctx, raw(query)).filters)
 const orderOf = (q: ListQuery): Array<[string, boolean]> => q.order.map((o) => [o.field.name, o.descending])
 
@@ -109,14 +109,16 @@ const COLUMNS: ColumnCase[] = [
 ]
 
 t.test('the context: filterable columns and field options, secrets left out', async (t) => {
-  t.strictSame([...ctx.filterable.keys()], FILTERABLE)
+  t.strictSame(ctx.filterNames, FILTERABLE)
+  t.strictSame([...ctx.filterable.keys()].filter((name) => !name.includes('.')), FILTERABLE)
+  t.ok(ctx.filterable.has('director.name'), 'within maxJoins, filters take paths (SPEC §8.2)')
   t.strictSame(ctx.fieldNames, FIELDS)
   t.strictSame([...ctx.fields.keys()], FIELDS)
   t.strictSame(ctx0.fieldNames, FIELDS0)
-  t.equal(ctx.filterable.get('rating'), movie.columnMap.get('rating'))
+  t.equal(ctx.filterable.get('rating')!.column, movie.columnMap.get('rating'))
   t.strictSame([ctx.table, ctx.pageSize, ctx.maxPageSize, ctx.maxJoins], [movie, 15, 100, 1])
   const open = queryContext(movie, { pageSize: 15, maxPageSize: 100, maxJoins: 1, excludeSecrets: false })
-  t.strictSame([...open.filterable.keys()], [...FILTERABLE, 'password'])
+  t.strictSame(open.filterNames, [...FILTERABLE, 'password'])
   t.strictSame(open.fieldNames, [
     'id', 'name', 'synopsis', 'contact', 'rating', 'duration', 'budget', 'released', 'premiere',
     'director', 'director.id', 'director.name', 'director.code', 'director.mentor',
@@ -219,11 +221,11 @@ t.test('match types apply to text columns only', async (t) => {
 })
 
 t.test('<name>__operator and <name>__match for an unknown or secret name', async (t) => {
-  for (const name of ['nope', 'password', 'director.name', 'Name', 'name__operator', 'name__match', 'name_']) {
+  for (const name of ['nope', 'password', 'director.nope', 'Name', 'name__operator', 'name__match', 'name_']) {
     t.strictSame(caught(() => filters({ [`${name}__operator`]: 'e' })), unknown(name), `${name}__operator`)
     t.strictSame(caught(() => filters({ [`${name}__match`]: 'exact' })), unknown(name), `${name}__match`)
   }
-  for (const name of ['nope', 'password', 'director.name', 'Name', 'name_', 'name__', 'name__op', 'name__e']) {
+  for (const name of ['nope', 'password', 'director.nope', 'Name', 'name_', 'name__', 'name__op', 'name__e']) {
     t.strictSame(caught(() => filters({ [name]: 'x' })), unknown(name), name)
   }
   // Without a name the key is a control parameter, and not a known one.
@@ -364,7 +366,7 @@ t.test('filters combine, in the order they were given', async (t) => {
     ['released', 'e', 'contains', [false]]
   ])
   const [filter] = parseListQuery(ctx, raw({ director: '2' })).filters
-  t.equal(filter!.column, movie.columnMap.get('director'))
+  t.equal(filter!.kind !== 'tree' && filter!.column, movie.columnMap.get('director'))
 })
 
 t.test('__order', async (t) => {

@@ -24,7 +24,7 @@ const film = defineTable('film', {
   color: column.boolean(),
   shown: column.timestamp(),
   director: column.foreignKey(person),
-  writer: column.foreignKey(person),
+  writer: column.foreignKey(person, { related: 'written' }),
   tags: column.array(column.text()),
   grid: column.array(column.array(column.integer())),
   secret_note: column.text({ secret: true })

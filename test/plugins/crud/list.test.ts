@@ -347,7 +347,8 @@ t.test('filters combine with AND', async (t) => {
 t.test('malformed filters are 400s naming the input', async (t) => {
   await expectBadQuery(t, 'foo=1', UNKNOWN, "foo isn't a valid field name.", { validFields: MOVIE_COLUMNS })
   await expectBadQuery(t, '__foo=1', UNKNOWN, "__foo isn't a valid field name.", { validFields: MOVIE_COLUMNS })
-  await expectBadQuery(t, 'director.name=George', UNKNOWN, "director.name isn't a valid field name.", { validFields: MOVIE_COLUMNS })
+  await expectBadQuery(t, 'director.nope=George', UNKNOWN, "director.nope isn't a valid field name.", { validFields: MOVIE_COLUMNS })
+  await expectBadQuery(t, 'director.email=x', UNKNOWN, "director.email isn't a valid field name.", { validFields: MOVIE_COLUMNS })
   await expectBadQuery(t, 'foo__operator=gt', UNKNOWN, "foo isn't a valid field name.", { validFields: MOVIE_COLUMNS })
   await expectBadQuery(t, 'foo__match=exact', UNKNOWN, "foo isn't a valid field name.", { validFields: MOVIE_COLUMNS })
   await expectBadQuery(t, 'year__operator=like&year=1', 'TABLECRUD_ERR_QS_UNKNOWN_OPERATOR', '"like" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')

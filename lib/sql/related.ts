@@ -1,0 +1,30 @@
+import type { Relation } from '../table/relations.js'
+import { quoteIdent } from './identifier.js'
+
+/**
+ * The one place a related table's rows are selected, for a join, an embed or an EXISTS: the
+ * FROM item (aliased `alias`) and the condition tying it to the row aliased `outer`. Row
+ * scopes (SPEC §8.6) will AND their condition here, so that every path reads what its table's
+ * scope lets through.
+ */
+export function relatedRows (relation: Relation, outer: string, alias: string): { readonly from: string, readonly on: string } {
+  const to = `${quoteIdent(relation.to.name)} AS ${alias}`
+  const key = (table: string, column: string): string => `${table}.${quoteIdent(column)}`
+  const toKey = key(alias, relation.to.primaryKey.name)
+  const fromKey = key(outer, relation.from.primaryKey.name)
+  const column = relation.column.name
+  switch (relation.kind) {
+    case 'forward':
+      return { from: to, on: `${toKey} = ${key(outer, column)}` }
+    case 'reverse':
+      return { from: to, on: `${key(alias, column)} = ${fromKey}` }
+    case 'junction': {
+      const junction = `${alias}j`
+      const far = relation.junction!
+      return {
+        from: `${quoteIdent(far.table.name)} AS ${junction} JOIN ${to} ON ${toKey} = ${key(junction, far.far.name)}`,
+        on: `${key(junction, column)} = ${fromKey}`
+      }
+    }
+  }
+}
