@@ -5,7 +5,7 @@ import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
 import { recordDocumentTransform, securitySchemesOf, type SwaggerTransformFn } from '../lib/auth/security.js'
 import { optionError, TABLECRUD_ERR_PEER_MISSING } from '../lib/errors.js'
 import { allTables } from '../lib/table/table.js'
-import { secureSwaggerUi } from './web/swagger-ui.js'
+import { secureSwaggerUi } from './swagger-ui.js'
 import { OPENAPI_RULES } from '../schemas/row.js'
 
 /**

@@ -2,7 +2,7 @@ import { CloneType, KindGuard, Type, type TArray, type TObject, type TProperties
 import { dimensions, displayName, scalarOf, type ColumnSpec, type ColumnType, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
 import { fieldPaths } from '../lib/query/fields.js'
-import { typeDefault } from '../lib/values/write.js'
+import { typeDefault } from '../lib/table/defaults.js'
 import { typeOf } from '../lib/table/column-types.js'
 import { DECIMAL_TEXT, TIMESTAMP_IN } from '../lib/values/index.js'
 

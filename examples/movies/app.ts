@@ -57,6 +57,28 @@ const superusersOnly: Validator = (_crud, request) => {
   if (request.user?.superuser !== true) throw new HttpError(403, 'Only superusers may delete rows.')
 }
 
+/** The browser side, in a context of its own under CSRF protection. */
+async function browserSide (site: FastifyInstance, totp: ReturnType<typeof authenticatorProvider>): Promise<void> {
+  await site.register(csrf)
+  await site.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', mfaProviders: [totp] })
+  await site.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' })
+  await site.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true } })
+  await site.register(async (account) => {
+    await account.register(sessionAuth)
+    await account.register(changePassword, { prefix: '/change-password', loginUrl: '/login/' })
+    await account.register(mfaSetup, { prefix: '/mfa', provider: totp })
+  })
+  await site.register(async (me) => {
+    await me.register(sessionAuth, { increaseExpiry: '30m' })
+    me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
+      const user = request.user!
+      const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
+<p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`
+      return reply.type('text/html; charset=utf-8').send(layout({ title: 'Who am I', body }))
+    })
+  }, { prefix: '/me' })
+}
+
 /**
  * The movies demo: public read-only tables under `/api`, the same tables writable under
  * `/api/admin` (JWT) and `/api/token` (token auth), both logins, the docs at `/docs`, and the
@@ -71,11 +93,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   const app = Fastify({ logger: options.logger ?? false, frameworkErrors })
   // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
   await app.register(errorShape)
-  await app.register(fastifyPostgres, {
-    connectionString: options.connectionString,
-    max: options.max,
-    connectionTimeoutMillis: 5000
-  })
+  await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, connectionTimeoutMillis: 5000 })
   // Every page and route, the docs included, under `default-src 'self'` and the rate limits
   // (SPEC §5.6, §5.7); the login routes get the login limit.
   await app.register(csp)
@@ -122,26 +140,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   // The browser side, under CSRF protection: the login page at /login/ (/login/jwt and
   // /login/token are other routes, for API clients), logout at /logout/, sign-up at /register/,
   // and behind the session cookie the /me/ page, the password change and MFA set-up.
-  await app.register(async (site) => {
-    await site.register(csrf)
-    await site.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', mfaProviders: [totp] })
-    await site.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' })
-    await site.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true } })
-    await site.register(async (account) => {
-      await account.register(sessionAuth)
-      await account.register(changePassword, { prefix: '/change-password', loginUrl: '/login/' })
-      await account.register(mfaSetup, { prefix: '/mfa', provider: totp })
-    })
-    await site.register(async (me) => {
-      await me.register(sessionAuth, { increaseExpiry: '30m' })
-      me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
-        const user = request.user!
-        const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
-<p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`
-        return reply.type('text/html; charset=utf-8').send(layout({ title: 'Who am I', body }))
-      })
-    }, { prefix: '/me' })
-  })
+  await app.register(async (site) => { await browserSide(site, totp) })
   await app.register(async (api) => {
     for (const [name, table] of mounts) {
       await api.register(tableCrud, { table, prefix: `/${name}`, maxJoins: 2, ...media(table) })

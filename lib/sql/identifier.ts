@@ -7,7 +7,4 @@ export function quoteIdent (name: string): string {
 }
 
 /** A string literal for DDL and other statements that cannot take bind parameters. */
-export function quoteLiteral (value: string): string {
-  if (value.includes('\0')) throw new Error('a NUL byte cannot be written in SQL text')
-  return `'${value.replaceAll("'", "''")}'`
-}
+export { quoteLiteral } from '../table/literal.js'

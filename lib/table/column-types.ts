@@ -1,5 +1,5 @@
 import { Type, type StringOptions, type TSchema } from '@sinclair/typebox'
-import { quoteLiteral } from '../sql/identifier.js'
+import { quoteLiteral } from './literal.js'
 import {
   DECIMAL_TEXT, formatInterval, formatTime, formatTimestamp, formatTimestamptz, nowTime,
   nowTimestamp, nowTimestamptz, parseBigInt, parseBoolean, parseDate, parseInteger, parseInterval, parseNumeric,

@@ -1,5 +1,6 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { PoolOptions } from '../database.js'
+import type { Database } from '../../lib/db/port.js'
 import {
   optionError, TABLECRUD_ERR_AUTH_BAD_PASSWORD, TABLECRUD_ERR_AUTH_NOT_LOGGED_IN, TABLECRUD_ERR_MFA_INVALID_CODE,
   TABLECRUD_ERR_MFA_STATE, TABLECRUD_ERR_MFA_UNKNOWN_ACTION, TABLECRUD_ERR_ROUTE_NOT_FOUND
@@ -68,6 +69,50 @@ function providerOption (value: unknown): AuthenticatorProvider {
 
 type Outcome = { enrollment: MfaEnrollment } | { message: string }
 
+type SetupUser = { id: number | string, username: string }
+
+const userOf = (request: FastifyRequest): SetupUser | null => {
+  const user: AuthUser | null = request.user
+  return user === null || user.id === null || user.username === null ? null : { id: user.id, username: user.username }
+}
+
+/** One action, or the error to answer. */
+async function act (provider: AuthenticatorProvider, table: Table, context: { db: Database }, user: SetupUser, body: unknown): Promise<Outcome | Error> {
+  const action = stringField(body, 'action')
+  if (action !== 'register' && action !== 'confirm' && action !== 'revoke') return new TABLECRUD_ERR_MFA_UNKNOWN_ACTION()
+  if (action === 'confirm') {
+    const result = await provider.confirm(user.id, stringField(body, 'code') ?? '', context)
+    if (result === 'enabled') return { message: 'MFA enabled' }
+    if (result === 'invalid') return new TABLECRUD_ERR_MFA_INVALID_CODE()
+    return state(result === 'enrolled' ? ENROLLED : NOT_SET_UP)
+  }
+  if (!await checkUserPassword(context.db, table, user.id, stringField(body, 'password'))) return new TABLECRUD_ERR_AUTH_BAD_PASSWORD()
+  if (action === 'revoke') return await provider.revoke(user.id, context) ? { message: 'MFA disabled' } : state(NOT_SET_UP)
+  const enrollment = await provider.register(user, context)
+  return enrollment === null ? state(ENROLLED) : { enrollment }
+}
+
+/** GET the QR code of the pending secret. */
+function qrRoute (fastify: FastifyInstance, operationId: string, provider: AuthenticatorProvider, context: { db: Database }): void {
+  fastify.route({
+    method: 'GET',
+    url: `/${QR_PATH}`,
+    schema: {
+      operationId,
+      summary: "The QR code of the user's pending secret",
+      tags: ['mfa'],
+      response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } }, 401: errorResponse('Not logged in.'), 404: errorResponse('No set-up is pending.') }
+    },
+    handler: async (request, reply) => {
+      const user = userOf(request)
+      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
+      const pending = await provider.pending(user, context)
+      if (pending === null) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url))
+      return reply.type('image/png').send(await qrCodePng(pending.otpauth_url))
+    }
+  })
+}
+
 /**
  * MFA set-up (SPEC §5.4), inside a `sessionAuth` context. GET is the page: the set-up form, the
  * QR code and confirm form of a pending secret, or the revoke form when enrolled. POST
@@ -94,11 +139,6 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
   const ids = formOperationIds(fastify, NAME)
   if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null)
 
-  const userOf = (request: FastifyRequest): { id: number | string, username: string } | null => {
-    const user: AuthUser | null = request.user
-    return user === null || user.id === null || user.username === null ? null : { id: user.id, username: user.username }
-  }
-
   async function page (request: FastifyRequest, extra: { message?: string | null, notice?: string | null, enrollment?: MfaEnrollment | null } = {}): Promise<string> {
     const user = userOf(request)!
     const status: MfaStatus = await provider.status(user.id, context)
@@ -113,22 +153,6 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       recoveryCodes: extra.enrollment?.recovery_codes ?? null,
       notice: extra.notice ?? null
     })
-  }
-
-  /** One action, or the error to answer. */
-  async function act (user: { id: number | string, username: string }, body: unknown): Promise<Outcome | Error> {
-    const action = stringField(body, 'action')
-    if (action !== 'register' && action !== 'confirm' && action !== 'revoke') return new TABLECRUD_ERR_MFA_UNKNOWN_ACTION()
-    if (action === 'confirm') {
-      const result = await provider.confirm(user.id, stringField(body, 'code') ?? '', context)
-      if (result === 'enabled') return { message: 'MFA enabled' }
-      if (result === 'invalid') return new TABLECRUD_ERR_MFA_INVALID_CODE()
-      return state(result === 'enrolled' ? ENROLLED : NOT_SET_UP)
-    }
-    if (!await checkUserPassword(db, table, user.id, stringField(body, 'password'))) return new TABLECRUD_ERR_AUTH_BAD_PASSWORD()
-    if (action === 'revoke') return await provider.revoke(user.id, context) ? { message: 'MFA disabled' } : state(NOT_SET_UP)
-    const enrollment = await provider.register(user, context)
-    return enrollment === null ? state(ENROLLED) : { enrollment }
   }
 
   formRoutes(fastify, {
@@ -151,7 +175,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const user = userOf(request)
       if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
-      const outcome = await act(user, request.body)
+      const outcome = await act(provider, table, context, user, request.body)
       if (outcome instanceof Error) {
         const html = wantsPage(request) ? await page(request, { message: outcome.message }) : ''
         return refuseForm(request, reply, outcome, () => html)
@@ -163,21 +187,5 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       return 'enrollment' in outcome ? outcome.enrollment : outcome
     }
   })
-  fastify.route({
-    method: 'GET',
-    url: `/${QR_PATH}`,
-    schema: {
-      operationId: `${ids.action}.qrCode`,
-      summary: "The QR code of the user's pending secret",
-      tags: ['mfa'],
-      response: { 200: { description: 'A PNG image', content: { 'image/png': { schema: { type: 'string', format: 'binary' } } } }, 401: errorResponse('Not logged in.'), 404: errorResponse('No set-up is pending.') }
-    },
-    handler: async (request, reply) => {
-      const user = userOf(request)
-      if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NOT_LOGGED_IN())
-      const pending = await provider.pending(user, context)
-      if (pending === null) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url))
-      return reply.type('image/png').send(await qrCodePng(pending.otpauth_url))
-    }
-  })
+  qrRoute(fastify, `${ids.action}.qrCode`, provider, context)
 }

@@ -82,6 +82,19 @@ function defaultsOption (table: Table, value: unknown): Map<string, unknown> {
  * @example
  * app.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true } })
  */
+/** The responses of POST: created, or sent on, or the form's errors. */
+function actionResponses (redirectTo: string, captcha: boolean, readOnly: boolean): Record<number, unknown> {
+  return {
+    201: described(CREATED, 'Signed up (a JSON body): the new user; no session is started.'),
+    303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+    ...formErrors({
+      ...(captcha ? { 401: 'The CAPTCHA failed.' } : {}),
+      ...(readOnly ? { 405: 'Sign-up is read-only.' } : {}),
+      422: 'A field is missing or invalid, or the username or email is taken.'
+    })
+  }
+}
+
 export const register: FastifyPluginAsync<RegisterOptions> = async function register (fastify, options) {
   const table = tableOption(NAME, options.authTable ?? userTable)
   if (!table.columnMap.has('email')) throw optionError(NAME, 'authTable', `cannot hold sign-ups: the table ${table.name} has no email column`)
@@ -117,15 +130,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
       summary: 'Sign up: creates a user (no session)',
       tags: ['accounts'],
       body: REGISTER_BODY,
-      response: {
-        201: described(CREATED, 'Signed up (a JSON body): the new user; no session is started.'),
-        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
-        ...formErrors({
-          ...(options.captcha === undefined ? {} : { 401: 'The CAPTCHA failed.' }),
-          ...(readOnly ? { 405: 'Sign-up is read-only.' } : {}),
-          422: 'A field is missing or invalid, or the username or email is taken.'
-        })
-      }
+      response: actionResponses(redirectTo, options.captcha !== undefined, readOnly)
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))

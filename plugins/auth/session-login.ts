@@ -112,20 +112,41 @@ const LOGIN_BODY = {
  * @example
  * app.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', sessionExpiry: '1h', maxSessionExpiry: '7d' })
  */
-export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async function sessionLogin (fastify, options) {
-  const table = tableOption(NAME, options.authTable ?? userTable)
-  const sessions = sessionTableOption(NAME, options.sessionTable ?? builtInSessions)
-  const expiry = durationOption(NAME, 'sessionExpiry', options.sessionExpiry ?? SESSION_EXPIRY)
-  const maxExpiry = durationOption(NAME, 'maxSessionExpiry', options.maxSessionExpiry ?? MAX_SESSION_EXPIRY)
-  const redirectTo = redirectOption(NAME, options.redirectTo, '/')
-  const production = booleanOption(NAME, 'production', options.production, false)
-  const cookieName = cookieNameOption(NAME, options.cookieName)
-  const hooks = hooksOption(options.hooks)
+/** The two lifetimes, checked, in seconds. */
+function expiryOptions (options: SessionLoginOptions): { expiry: number, maxExpiry: number } {
+  return {
+    expiry: durationOption(NAME, 'sessionExpiry', options.sessionExpiry ?? SESSION_EXPIRY),
+    maxExpiry: durationOption(NAME, 'maxSessionExpiry', options.maxSessionExpiry ?? MAX_SESSION_EXPIRY)
+  }
+}
+
+/** The `captcha` and `mfaProviders` options, checked; the providers. */
+function extensionsOption (options: SessionLoginOptions): MfaProvider[] {
   const captchaIssue = options.captcha === undefined ? null : captchaProblem(options.captcha)
   if (captchaIssue !== null) throw optionError(NAME, 'captcha', captchaIssue)
   const mfaIssue = mfaProvidersProblem(options.mfaProviders ?? [])
   if (mfaIssue !== null) throw optionError(NAME, 'mfaProviders', mfaIssue)
-  const mfaProviders = [...options.mfaProviders ?? []]
+  return [...options.mfaProviders ?? []]
+}
+
+/** The responses of POST: logged in, or sent on, or the form's errors. */
+function actionResponses (redirectTo: string): Record<number, unknown> {
+  return {
+    200: described(MESSAGE, 'Logged in (a JSON body): the session cookie is set.'),
+    303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
+    ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
+  }
+}
+
+export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async function sessionLogin (fastify, options) {
+  const table = tableOption(NAME, options.authTable ?? userTable)
+  const sessions = sessionTableOption(NAME, options.sessionTable ?? builtInSessions)
+  const { expiry, maxExpiry } = expiryOptions(options)
+  const redirectTo = redirectOption(NAME, options.redirectTo, '/')
+  const production = booleanOption(NAME, 'production', options.production, false)
+  const cookieName = cookieNameOption(NAME, options.cookieName)
+  const hooks = hooksOption(options.hooks)
+  const mfaProviders = extensionsOption(options)
   const template = templateOption(NAME, options.template, loginPage)
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
@@ -166,11 +187,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
       summary: 'Log in with a username and password; starts a session (cookie)',
       tags: ['sessions'],
       body: LOGIN_BODY,
-      response: {
-        200: described(MESSAGE, 'Logged in (a JSON body): the session cookie is set.'),
-        303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
-        ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
-      }
+      response: actionResponses(redirectTo)
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)

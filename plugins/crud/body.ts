@@ -3,7 +3,8 @@ import { userTable } from '../../lib/table/auth-tables.js'
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
 import { typeOf } from '../../lib/table/column-types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
-import { toDatabase, writeDefault } from '../../lib/values/write.js'
+import { toDatabase } from '../../lib/table/column-types.js'
+import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import type { FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
 import type { MultipartFile, MultipartValue } from '@fastify/multipart'
 import {
   optionError, TABLECRUD_ERR_MEDIA, TABLECRUD_ERR_MEDIA_BODY_TYPE, TABLECRUD_ERR_MEDIA_TOO_LARGE, TABLECRUD_ERR_METHOD_NOT_ALLOWED,
@@ -58,6 +58,24 @@ function limited (source: Readable, max: number): Readable {
 /** The multipart parser's own failures (a truncated or malformed body) are the client's: a 400, not a 500. */
 const malformed = (error: Error): Error => refuse(`The multipart body cannot be read: ${error.message}`)
 
+/** What the media routes of one TableCRUD registration share. */
+interface Media {
+  readonly c: CrudContext
+  readonly columns: readonly string[]
+  readonly maxBytes: number
+  /** The storage of a column named in a request, or the 400 naming the valid ones. */
+  readonly storageOf: (name: string) => MediaStorage
+}
+
+type Answer = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
+
+const EVERY_METHOD: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+
+const methodNotAllowed = (allowed: readonly HTTPMethods[]): Answer => async (request, reply) => {
+  reply.header('allow', allowed.join(', '))
+  return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+}
+
 /**
  * POST `/media/` and GET `/media/url/` (SPEC §5.8), in a child context of their own so the
  * multipart parser is registered for these routes only: everywhere else a multipart body is
@@ -68,130 +86,131 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
   if (storages.length === 0) return
   const byColumn = new Map(storages.map((s) => [s.column.name, s]))
   const columns = [...byColumn.keys()]
-
-  function storageOf (name: string): MediaStorage {
+  const storageOf = (name: string): MediaStorage => {
     const storage = byColumn.get(name)
     if (storage !== undefined) return storage
     const message = c.table.columnMap.has(name) ? `${name} has no media storage.` : `${name} isn't a column of ${c.table.name}.`
     throw withBody(refuse(message), { validFields: columns })
   }
+  const m: Media = { c, columns, maxBytes, storageOf }
 
   await c.fastify.register(async (media) => {
     // Loaded here, not at import: an application without media routes does not pay for it.
     const { default: fastifyMultipart } = await import('@fastify/multipart')
     await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
-
-    const methodNotAllowed = (allowed: readonly HTTPMethods[]) => async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-      reply.header('allow', allowed.join(', '))
-      return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
-    }
-    const everyMethod: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
-
     // POST /media/: 405 in read-only mode, like every write (SPEC §5.8).
     const uploadMethods: HTTPMethods[] = readOnly ? [] : ['POST']
-    const others = everyMethod.filter((m) => !uploadMethods.includes(m))
+    const others = EVERY_METHOD.filter((method) => !uploadMethods.includes(method))
     route(media, { method: others, url: '/media/', schema: { hide: true }, onRequest: methodNotAllowed(uploadMethods), handler: methodNotAllowed(uploadMethods) })
-    if (!readOnly) {
-      route(media, {
-        method: 'POST',
-        url: '/media/',
-        // 415: not multipart; 413: a file over mediaMaxBytes.
-        schema: c.routeSchema('storeFile', 'mediaUpload', [400, 413, 415], {
-          summary: `Upload a file for a media column of ${c.table.name}`,
-          description: `Multipart form: \`column\` first, then \`file\`. At most ${maxBytes} bytes. Answers the key to write in the column.`,
-          consumes: ['multipart/form-data'],
-          body: mediaUploadBody(columns),
-          response: { 201: MediaUploadResponse, 503: MediaUnavailableResponse }
-        }),
-        // The body is a stream the handler reads; the schema above is for the document only.
-        validatorCompiler: () => (data: unknown) => ({ value: data }),
-        handler: async (request, reply) => {
-          const key = await upload(request, reply)
-          return reply.code(201).send({ file_key: key })
-        }
-      })
-    }
-
-    route(media, { method: everyMethod.filter((m) => m !== 'GET' && m !== 'HEAD'), url: '/media/url/', schema: { hide: true }, onRequest: methodNotAllowed(['GET', 'HEAD']), handler: methodNotAllowed(['GET', 'HEAD']) })
-    route(media, {
-      method: 'GET',
-      url: '/media/url/',
-      schema: c.routeSchema('getFileUrl', 'mediaUrl', [400], {
-        summary: `The URL of a file of a media column of ${c.table.name}`,
-        querystring: mediaUrlQuery(columns),
-        response: { 200: MediaUrlResponse }
-      }),
-      // The query string is the route's only validated part.
-      validatorCompiler: () => (data: unknown) => {
-        try {
-          return { value: urlQuery(data as Record<string, unknown>) }
-        } catch (error) {
-          return { error: error as Error }
-        }
-      },
-      handler: async (request) => {
-        const { column, fileKey } = request.query as { column: MediaStorage, fileKey: string }
-        await c.validate('getFileUrl', request)
-        return { file_url: await column.generateFileUrl(fileKey) }
-      }
-    })
+    if (!readOnly) uploadRoute(media, m)
+    const notGet = EVERY_METHOD.filter((method) => method !== 'GET' && method !== 'HEAD')
+    route(media, { method: notGet, url: '/media/url/', schema: { hide: true }, onRequest: methodNotAllowed(['GET', 'HEAD']), handler: methodNotAllowed(['GET', 'HEAD']) })
+    urlRoute(media, m)
   })
+}
 
-  /** GET `/media/url/`'s query: `column` and `file_key`, once each, nothing else. */
-  function urlQuery (query: Record<string, unknown>): { column: MediaStorage, fileKey: string } {
-    for (const name of Object.keys(query)) {
-      if (name !== 'column' && name !== 'file_key') throw withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name, ''), { validFields: ['column', 'file_key'] })
-      if (Array.isArray(query[name])) throw new TABLECRUD_ERR_QS_REPEATED(name)
+function uploadRoute (media: FastifyInstance, m: Media): void {
+  const { c, columns, maxBytes } = m
+  route(media, {
+    method: 'POST',
+    url: '/media/',
+    // 415: not multipart; 413: a file over mediaMaxBytes.
+    schema: c.routeSchema('storeFile', 'mediaUpload', [400, 413, 415], {
+      summary: `Upload a file for a media column of ${c.table.name}`,
+      description: `Multipart form: \`column\` first, then \`file\`. At most ${maxBytes} bytes. Answers the key to write in the column.`,
+      consumes: ['multipart/form-data'],
+      body: mediaUploadBody(columns),
+      response: { 201: MediaUploadResponse, 503: MediaUnavailableResponse }
+    }),
+    // The body is a stream the handler reads; the schema above is for the document only.
+    validatorCompiler: () => (data: unknown) => ({ value: data }),
+    handler: async (request, reply) => {
+      const key = await upload(m, request, reply)
+      return reply.code(201).send({ file_key: key })
     }
-    const { column, file_key: fileKey } = query as { column?: string, file_key?: string }
-    if (column === undefined) throw refuse('The column parameter is required.')
-    if (fileKey === undefined) throw refuse('The file_key parameter is required.')
-    return { column: storageOf(column), fileKey: checkKey(fileKey) }
-  }
+  })
+}
 
-  /**
-   * Reads the form part by part: `column`, then `file`, streamed into the storage. Anything
-   * else is a 400; a failure after the file was stored removes it.
-   */
-  async function upload (request: FastifyRequest, reply: FastifyReply): Promise<string> {
-    if (!request.isMultipart()) throw new TABLECRUD_ERR_MEDIA_BODY_TYPE(JSON.stringify(request.headers['content-type'] ?? 'none'))
-    let storage: MediaStorage | undefined
-    let key: string | undefined
-    const parts = request.parts()[Symbol.asyncIterator]()
-    const next = async (): Promise<IteratorResult<MultipartFile | MultipartValue>> => await parts.next().catch((error: Error) => { throw malformed(error) })
-    try {
-      for (let result = await next(); result.done !== true; result = await next()) {
-        const part = result.value
-        if (part.type === 'field') {
-          column(part)
-          storage = storageOf(String(part.value))
-        } else {
-          key = await file(part, storage, key)
-        }
+function urlRoute (media: FastifyInstance, m: Media): void {
+  const { c, columns } = m
+  route(media, {
+    method: 'GET',
+    url: '/media/url/',
+    schema: c.routeSchema('getFileUrl', 'mediaUrl', [400], {
+      summary: `The URL of a file of a media column of ${c.table.name}`,
+      querystring: mediaUrlQuery(columns),
+      response: { 200: MediaUrlResponse }
+    }),
+    // The query string is the route's only validated part.
+    validatorCompiler: () => (data: unknown) => {
+      try {
+        return { value: urlQuery(m, data as Record<string, unknown>) }
+      } catch (error) {
+        return { error: error as Error }
       }
-    } catch (error) {
-      if (key !== undefined) await storage!.deleteFile(key).catch((failure: unknown) => request.log.error({ err: failure }, 'an upload refused after it was stored could not be removed'))
-      refused(request, reply)
-      throw error
+    },
+    handler: async (request) => {
+      const { column, fileKey } = request.query as { column: MediaStorage, fileKey: string }
+      await c.validate('getFileUrl', request)
+      return { file_url: await column.generateFileUrl(fileKey) }
     }
-    if (storage === undefined) throw refuse('The column field is required.')
-    if (key === undefined) throw refuse('The file field is required.')
-    return key
+  })
+}
 
-    function column (part: MultipartValue): void {
-      if (part.fieldname !== 'column') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
-      if (storage !== undefined) throw refuse('The column field is given more than once.')
-    }
-
-    async function file (part: MultipartFile, target: MediaStorage | undefined, stored: string | undefined): Promise<string> {
-      if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
-      if (stored !== undefined) throw refuse('Send one file only.')
-      if (target === undefined) throw refuse('The column field must come before the file.')
-      target.validateFileName(part.filename)
-      await c.validate('storeFile', request)
-      return await target.storeFile(part.filename, limited(part.file, maxBytes), { user: (request as { user?: unknown }).user })
-    }
+/** GET `/media/url/`'s query: `column` and `file_key`, once each, nothing else. */
+function urlQuery (m: Media, query: Record<string, unknown>): { column: MediaStorage, fileKey: string } {
+  for (const name of Object.keys(query)) {
+    if (name !== 'column' && name !== 'file_key') throw withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name, ''), { validFields: ['column', 'file_key'] })
+    if (Array.isArray(query[name])) throw new TABLECRUD_ERR_QS_REPEATED(name)
   }
+  const { column, file_key: fileKey } = query as { column?: string, file_key?: string }
+  if (column === undefined) throw refuse('The column parameter is required.')
+  if (fileKey === undefined) throw refuse('The file_key parameter is required.')
+  return { column: m.storageOf(column), fileKey: checkKey(fileKey) }
+}
+
+/**
+ * Reads the form part by part: `column`, then `file`, streamed into the storage. Anything
+ * else is a 400; a failure after the file was stored removes it.
+ */
+async function upload (m: Media, request: FastifyRequest, reply: FastifyReply): Promise<string> {
+  if (!request.isMultipart()) throw new TABLECRUD_ERR_MEDIA_BODY_TYPE(JSON.stringify(request.headers['content-type'] ?? 'none'))
+  let storage: MediaStorage | undefined
+  let key: string | undefined
+  const parts = request.parts()[Symbol.asyncIterator]()
+  const next = async (): Promise<IteratorResult<MultipartFile | MultipartValue>> => await parts.next().catch((error: Error) => { throw malformed(error) })
+  try {
+    for (let result = await next(); result.done !== true; result = await next()) {
+      const part = result.value
+      if (part.type === 'field') {
+        columnPart(part, storage)
+        storage = m.storageOf(String(part.value))
+      } else {
+        key = await filePart(m, request, part, storage, key)
+      }
+    }
+  } catch (error) {
+    if (key !== undefined) await storage!.deleteFile(key).catch((failure: unknown) => request.log.error({ err: failure }, 'an upload refused after it was stored could not be removed'))
+    refused(request, reply)
+    throw error
+  }
+  if (storage === undefined) throw refuse('The column field is required.')
+  if (key === undefined) throw refuse('The file field is required.')
+  return key
+}
+
+function columnPart (part: MultipartValue, storage: MediaStorage | undefined): void {
+  if (part.fieldname !== 'column') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
+  if (storage !== undefined) throw refuse('The column field is given more than once.')
+}
+
+async function filePart (m: Media, request: FastifyRequest, part: MultipartFile, target: MediaStorage | undefined, stored: string | undefined): Promise<string> {
+  if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
+  if (stored !== undefined) throw refuse('Send one file only.')
+  if (target === undefined) throw refuse('The column field must come before the file.')
+  target.validateFileName(part.filename)
+  await m.c.validate('storeFile', request)
+  return await target.storeFile(part.filename, limited(part.file, m.maxBytes), { user: (request as { user?: unknown }).user })
 }
 
 /**

@@ -1,6 +1,8 @@
 import t from 'tap'
 import { column } from '../../../lib/table/index.js'
-import { toDatabase, ValueError, writeDefault } from '../../../lib/values/write.js'
+import { toDatabase } from '../../../lib/table/column-types.js'
+import { writeDefault } from '../../../lib/table/defaults.js'
+import { ValueError } from '../../../lib/values/index.js'
 
 t.test('toDatabase: body values as pg sends them', async (t) => {
   t.equal(toDatabase(column.numeric({ digits: [5, 2] }), 1.5), '1.50')

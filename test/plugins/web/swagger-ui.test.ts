@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import { openApi, type OpenApiOptions } from '../../../plugins/openapi.js'
 import { csp } from '../../../plugins/web/csp.js'
 import { csrf } from '../../../plugins/web/csrf.js'
-import { csrfScript } from '../../../plugins/web/swagger-ui.js'
+import { csrfScript } from '../../../plugins/swagger-ui.js'
 
 const STYLE_HASH = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='"
 

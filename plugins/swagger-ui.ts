@@ -3,8 +3,8 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
-import { csrfNamesOf, type CsrfNames } from '../../lib/web/csrf.js'
-import { allowSources } from '../../lib/web/csp.js'
+import { csrfNamesOf, type CsrfNames } from '../lib/web/csrf.js'
+import { allowSources } from '../lib/web/csp.js'
 
 /**
  * What the Swagger UI page needs from the browser-security plugins (SPEC §5.5, §5.6), as

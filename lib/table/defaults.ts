@@ -1,8 +1,5 @@
-import type { ColumnSpec } from '../table/column.js'
-import { typeOf } from '../table/column-types.js'
-
-export { ValueError } from './index.js'
-export { toDatabase } from '../table/column-types.js'
+import type { ColumnSpec } from './column.js'
+import { typeOf } from './column-types.js'
 
 /**
  * The default of a column's type (SPEC §6.2): blank text, zero, false, now, an empty array;
