@@ -152,6 +152,31 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
   return fastify.pg
 }
 
+/** Reads routed to replicas (plugins/replicas.ts): `work` on one, or `primary()` instead. */
+export interface ReplicaReader {
+  read: <T>(work: (pool: PoolLike) => Promise<T>, primary: () => Promise<T>) => Promise<T>
+}
+
+/** How the library uses one pool (SPEC §9): what `tablecrudDatabase` sets, and every helper on that pool reads. */
+export interface PoolSettings {
+  /** Named prepared statements (DESIGN §4), or unnamed ones for a transaction-mode pooler (§9.1). */
+  named: boolean
+  replicas: ReplicaReader | null
+}
+
+const DIRECT: PoolSettings = Object.freeze({ named: true, replicas: null })
+const poolSettings = new WeakMap<object, PoolSettings>()
+const inUse = new WeakSet<object>()
+
+/**
+ * Sets how the library uses `pool`, before any plugin queries it: a helper reads the settings
+ * once, when its plugin is registered, so settings given later would be silently ignored.
+ */
+export function configurePool (pool: PoolLike, settings: PoolSettings, plugin: string): void {
+  if (inUse.has(pool)) throw new Error(`${plugin}: register it before the plugins that query this database (one already uses it)`)
+  poolSettings.set(pool, settings)
+}
+
 export type Row = Record<string, unknown>
 
 /** Runs statements on one connection: a transaction's, or a pooled one per statement. */
@@ -201,6 +226,8 @@ export interface DatabaseOptions extends PoolOptions {
  */
 export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
   const pool = database(fastify, plugin, options)
+  const settings = poolSettings.get(pool) ?? DIRECT
+  inUse.add(pool)
   const health = databaseHealth(fastify)
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
   // What a statement's configs share (text, name, parsers, timeout) sits on a prototype kept per
@@ -214,8 +241,8 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       base = { text: statement.text, types: wireTypes, ...timeout }
       const name = statementName(statement.text)
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
-      // and build their base each time.
-      if (name !== undefined) bases.set(statement.text, Object.assign(base, { name }))
+      // and build their base each time. Behind a transaction-mode pooler the name is not sent.
+      if (name !== undefined) bases.set(statement.text, settings.named ? Object.assign(base, { name }) : base)
     }
     const config = Object.create(base) as QueryConfig
     config.values = statement.values as unknown[]
@@ -240,6 +267,10 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       // Loaded on the first export, not at import (like every package only some features use).
       const { default: Cursor } = await import('pg-cursor')
       const client = await checkout(pool)
+      // Behind a transaction-mode pooler the cursor's statements are one transaction, so the
+      // pooler keeps the server connection for it and no session state outlives it (SPEC §9.1).
+      const inTransaction = !settings.named
+      if (inTransaction) await client.query('BEGIN').catch((error: Error) => { client.release(error); throw error })
       const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
       let released = false
       let failure: Error | null = null
@@ -248,7 +279,10 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
         released = true
         // A failed cursor is not closed again (pg-cursor synced after the error); a connection
         // that failed is released with its error, so the pool drops it.
-        const error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+        let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+        if (inTransaction && (error === null || answeredByDatabase(error))) {
+          error = await client.query(error === null ? 'COMMIT' : 'ROLLBACK').then(() => error, (e: Error) => e)
+        }
         client.release(error === null || answeredByDatabase(error) ? undefined : error)
       }
       return {
