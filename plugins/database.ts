@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { wireTypes } from '../lib/db/types.js'
-import { isStalePlan, optionError } from '../lib/errors.js'
-import { statementName } from '../lib/sql/statements.js'
+import { errorFacts, isStalePlan, optionError, setupError } from '../lib/errors.js'
+import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
+import { BEGIN, COMMIT, ROLLBACK, statementName } from '../lib/sql/statements.js'
 import type { Statement } from '../lib/table/statement.js'
 
 const guarded = new WeakSet<object>()
@@ -15,8 +16,8 @@ interface WarnLogger { warn: (object: object, message: string) => void }
 
 /** What an outage log line says of its cause: a code and a message, never a stack (the cause is expected). */
 export function causeOf (error: unknown): { code: string | null, message: string } {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  return { code: typeof code === 'string' ? code : null, message: typeof message === 'string' ? message : String(error) }
+  const { code, message } = errorFacts(error)
+  return { code, message }
 }
 
 /**
@@ -136,7 +137,7 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
     guard(fastify, (pool as { pool?: PoolLike }).pool ?? pool)
     return pool
   }
-  if (!fastify.hasDecorator('pg')) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
+  if (!fastify.hasDecorator('pg')) throw setupError(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
   const instances = fastify.pg as unknown as Record<string, { pool?: PoolLike } | undefined>
   if (name !== undefined) {
     const named = typeof name === 'string' && Object.hasOwn(instances, name) ? instances[name] : undefined
@@ -152,63 +153,26 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
   return fastify.pg
 }
 
-export type Row = Record<string, unknown>
-
-/** Runs statements on one connection: a transaction's, or a pooled one per statement. */
-export interface Runner {
-  /** Runs a statement as a named prepared statement (DESIGN §4), values parsed as the wire wants them. */
-  run: <R extends Row = Row>(statement: Statement) => Promise<QueryResult<R>>
-}
-
-/** How the plugins of this library reach PostgreSQL: one policy for checkout, statements and transactions. */
-export interface Database extends Runner {
-  /**
-   * pg's `query(text, values)`, unnamed and with pg's own type parsers, under the same
-   * connection policy: what lib/auth's helpers and auth providers are given (`AuthDb`).
-   */
-  query: (text: string, values?: unknown[]) => Promise<QueryResult>
-  /**
-   * A server-side cursor (pg-cursor) over a statement, on a connection of its own until
-   * `close()`: rows are read in batches, so a result of any size never sits in memory whole.
-   */
-  cursor: <R extends Row = Row>(statement: Statement) => Promise<RowCursor<R>>
-  /** Runs `work` in BEGIN ... COMMIT on one connection; any error rolls back and is rethrown. */
-  transaction: <T>(work: (tx: Runner) => Promise<T>) => Promise<T>
-}
-
-/** Batches of a statement's rows; `close()` releases the connection and may be called more than once. */
-export interface RowCursor<R extends Row = Row> {
-  /** Up to `count` rows; an empty batch at the end. */
-  read: (count: number) => Promise<R[]>
-  close: () => Promise<void>
-}
+// The port's types, for the plugins and tests that reach them through here.
+export type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
 
 export interface DatabaseOptions extends PoolOptions {
   /** Milliseconds a statement may take (pg's `query_timeout`); default: the pool's own. */
   queryTimeout?: number
 }
 
+type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { query_timeout?: number } }
+
 /**
- * The one helper through which plugins query: `database()`'s guarded pool, with
- * - connections checked out so a dropped one cannot crash the process,
- * - a connection kept after an error the database answered (a constraint, bad data): pg-pool's
- *   own `query` would drop it, and every 422 would cost a reconnect,
- * - named prepared statements, so PostgreSQL plans each query shape once per connection, and
- *   one made stale by an online migration run again once and its connection dropped (queryFresh),
- * - transactions that roll back on any error and drop a connection whose ROLLBACK fails, or
- *   that holds a stale statement (the request is a 503, the client's retry gets a fresh one),
- * - every answer from the database reported to the application's DatabaseHealth.
+ * pg's config of a statement. What a statement's configs share (text, name, parsers, timeout)
+ * sits on a prototype kept per text; each query's own object holds only its values. pg copies a
+ * config's own properties with their descriptors before every query, which a list's profile
+ * showed at 9 µs a request for the five-property object built here before; one property costs little.
  */
-export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
-  const pool = database(fastify, plugin, options)
-  const health = databaseHealth(fastify)
+function configs (options: DatabaseOptions): ConfigOf {
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
-  // What a statement's configs share (text, name, parsers, timeout) sits on a prototype kept per
-  // text; each query's own object holds only its values. pg copies a config's own properties
-  // with their descriptors before every query, which a list's profile showed at 9 µs a request
-  // for the five-property object built here before; one property costs little.
   const bases = new Map<string, QueryConfig>()
-  const configOf = (statement: Statement): QueryConfig => {
+  return Object.assign((statement: Statement) => {
     let base = bases.get(statement.text)
     if (base === undefined) {
       base = { text: statement.text, types: wireTypes, ...timeout }
@@ -220,7 +184,26 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     const config = Object.create(base) as QueryConfig
     config.values = statement.values as unknown[]
     return config
-  }
+  }, { timeout })
+}
+
+/**
+ * The one implementation of the database port (lib/db/port.ts) over `database()`'s guarded pool, with
+ * - connections checked out so a dropped one cannot crash the process,
+ * - a connection kept after an error the database answered (a constraint, bad data): pg-pool's
+ *   own `query` would drop it, and every 422 would cost a reconnect,
+ * - named prepared statements, so PostgreSQL plans each query shape once per connection, and
+ *   one made stale by an online migration run again once and its connection dropped (queryFresh),
+ * - transactions whose BEGIN, COMMIT and ROLLBACK are statements like the others, that roll back
+ *   on any error and drop a connection whose ROLLBACK fails, or that holds a stale statement
+ *   (the request is a 503, the client's retry gets a fresh one),
+ * - every answer from the database reported to the application's DatabaseHealth.
+ * A statement's intent (`'read'`, `'write'`) is where replicas (SPEC §9.2) will choose a pool.
+ */
+export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
+  const pool = database(fastify, plugin, options)
+  const health = databaseHealth(fastify)
+  const configOf = configs(options)
   const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>): Promise<T> => {
     const client = await checkout(pool)
     try {
@@ -233,49 +216,59 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       throw error
     }
   }
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> =>
+    await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)))
   return {
-    run: async <R extends Row>(statement: Statement) => await onConnection(async (client) => await queryFresh<R>(client, configOf(statement))),
-    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values, ...timeout }), stale: false })),
-    async cursor <R extends Row>(statement: Statement): Promise<RowCursor<R>> {
-      // Loaded on the first export, not at import (like every package only some features use).
-      const { default: Cursor } = await import('pg-cursor')
-      const client = await checkout(pool)
-      const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
-      let released = false
-      let failure: Error | null = null
-      const close = async (): Promise<void> => {
-        if (released) return
-        released = true
-        // A failed cursor is not closed again (pg-cursor synced after the error); a connection
-        // that failed is released with its error, so the pool drops it.
-        const error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
-        client.release(error === null || answeredByDatabase(error) ? undefined : error)
-      }
-      return {
-        read: async (count) => await cursor.read(count).catch((error: Error) => {
-          failure = error
-          throw error
-        }),
-        close
-      }
-    },
-    async transaction (work) {
-      const client = await checkout(pool)
-      try {
-        await client.query('BEGIN')
-        const result = await work({ run: async <R extends Row>(statement: Statement) => await client.query<R>(configOf(statement)) })
-        await client.query('COMMIT')
-        client.release()
-        health.answered()
-        return result
-      } catch (error) {
-        // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
-        // So is one holding a statement a migration made stale: the retry gets a fresh one.
-        const rollback = await client.query('ROLLBACK').then(() => undefined, (failure: Error) => failure)
-        client.release(rollback ?? isStalePlan(error))
-        throw error
-      }
-    }
+    run,
+    // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
+    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
+    cursor: async <R extends Row>(statement: Statement) => await openCursor<R>(await checkout(pool), statement),
+    transaction: async (work) => await inTransaction(await checkout(pool), configOf, work).then((result) => {
+      health.answered()
+      return result
+    })
+  }
+}
+
+/** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
+async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, work: (tx: Runner) => Promise<T>): Promise<T> {
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await client.query<R>(configOf(statement))
+  try {
+    await run(BEGIN)
+    const result = await work({ run })
+    await run(COMMIT)
+    client.release()
+    return result
+  } catch (error) {
+    // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
+    // So is one holding a statement a migration made stale: the retry gets a fresh one.
+    const rollback = await run(ROLLBACK).then(() => undefined, (failure: Error) => failure)
+    client.release(rollback ?? isStalePlan(error))
+    throw error
+  }
+}
+
+/** A pg-cursor over `statement` on `client`, which it holds until closed. */
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement): Promise<RowCursor<R>> {
+  // Loaded on the first export, not at import (like every package only some features use).
+  const { default: Cursor } = await import('pg-cursor')
+  const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
+  let released = false
+  let failure: Error | null = null
+  const close = async (): Promise<void> => {
+    if (released) return
+    released = true
+    // A failed cursor is not closed again (pg-cursor synced after the error); a connection
+    // that failed is released with its error, so the pool drops it.
+    const error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+    client.release(error === null || answeredByDatabase(error) ? undefined : error)
+  }
+  return {
+    read: async (count) => await cursor.read(count).catch((error: Error) => {
+      failure = error
+      throw error
+    }),
+    close
   }
 }
 
@@ -298,9 +291,9 @@ async function checkout (pool: PoolLike): Promise<PoolClient> {
 
 /** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
 export function answeredByDatabase (error: unknown): boolean {
-  const { code, severity } = error as { code?: unknown, severity?: unknown }
-  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC' &&
-    typeof code === 'string' && !code.startsWith('08') && !code.startsWith('57P')
+  const { code, severity } = errorFacts(error)
+  return severity !== null && severity !== 'FATAL' && severity !== 'PANIC' &&
+    code !== null && !code.startsWith('08') && !code.startsWith('57P')
 }
 
 /**
