@@ -1,16 +1,16 @@
 /**
- * fastify-tablecrud: PostgreSQL tables behind a REST API, with token and JWT auth.
+ * fastify-tablecrud: Fastify plugins that put PostgreSQL tables behind a REST API, with token, JWT and session logins.
  * Only the public API is exported here (DESIGN.md §1).
  */
 export { defineTable, column } from './lib/table/index.js'
 export type { Table, TableColumn, TableOptions, ColumnOptions, Column, OnDelete, Choice, RowOf, WriteRowOf, PatchOf, KeyOf, KeyValueOf, Readable, Json } from './lib/table/index.js'
 export { createTables, dropTables, startEmbeddedPostgres, checkTables } from './lib/db/index.js'
-export type { Queryable, EmbeddedPostgres, EmbeddedOptions, TableProblem, TableProblemKind } from './lib/db/index.js'
+export type { Queryable, Database, DatabaseHandle, Runner, Result, Intent, EmbeddedPostgres, EmbeddedOptions, TableProblem, TableProblemKind } from './lib/db/index.js'
 export { HttpError } from './lib/errors.js'
 export { tableCrud } from './plugins/crud/table-crud.js'
 export type { TableCrudOptions, TableCrudPlugin, Validators, Validator, Hook, HookContext, Crud, Row } from './plugins/crud/table-crud.js'
 export { userTable, tokenTable, createUser, createToken, hashPassword, tableTokenProvider, staticTokenProvider, securitySchemesOf } from './lib/auth/index.js'
-export type { AuthDb, NewUser, UserRow, CreateUserOptions, TokenAuthProvider, TokenLoginProvider, ProviderContext, TableTokenProviderOptions } from './lib/auth/index.js'
+export type { NewUser, UserRow, CreateUserOptions, TokenAuthProvider, TokenLoginProvider, ProviderContext, TableTokenProviderOptions } from './lib/auth/index.js'
 export type { AuthUser } from './plugins/auth/types.js'
 export { tokenLogin } from './plugins/auth/token-login.js'
 export type { TokenLoginOptions } from './plugins/auth/token-login.js'

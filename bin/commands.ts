@@ -12,6 +12,7 @@ import { mfaSecretTable, sessionTable, tokenTable, userTable } from '../lib/tabl
 import { deleteExpiredSessions } from '../lib/auth/sessions.js'
 import { createToken, createUser, setPassword, userIdOf } from '../lib/auth/users.js'
 import { checkTables, createTables } from '../lib/db/index.js'
+import { errorCode } from '../lib/errors.js'
 import { isTable, type Table } from '../lib/table/index.js'
 
 /** A mistake in the command line itself: the usage follows the error. */
@@ -95,7 +96,7 @@ const userCreate: Command = {
       })
       return `Created user ${user.username} (id ${user.id}).`
     } catch (error) {
-      if ((error as { code?: string }).code === '23505') throw new Error(`A user named ${username} (or with that email) already exists.`)
+      if (errorCode(error) === '23505') throw new Error(`A user named ${username} (or with that email) already exists.`)
       throw error
     }
   }

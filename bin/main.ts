@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline'
 import type { Readable } from 'node:stream'
 import pg from 'pg'
 import { wireTypes } from '../lib/db/types.js'
+import { errorCode, errorFacts } from '../lib/errors.js'
 import { COMMANDS, UsageError, type Command, type Prompter } from './commands.js'
 
 export interface CliIo {
@@ -84,8 +85,8 @@ function terminalPrompter (io: CliIo): Prompter {
 
 /** One line for any failure: the first line of its message, with what to do for the usual ones. */
 function failureLine (error: unknown): string {
-  const { message, code } = error as { message?: unknown, code?: unknown }
-  const first = String(message).split('\n')[0]
+  const { message, code } = errorFacts(error)
+  const first = message.split('\n')[0]
   if (code === '42P01') return `${first}: run \`${PROGRAM} init\` to create the built-in tables.`
   return first!
 }
@@ -137,7 +138,7 @@ export async function main (argv: readonly string[], io: CliIo = processIo()): P
   } catch (error) {
     code = 1
     io.stderr.write(`Error: ${failureLine(error)}\n`)
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') === true) {
+    if (error instanceof UsageError || errorCode(error)?.startsWith('ERR_PARSE_ARGS') === true) {
       io.stderr.write((command === undefined ? usage() : commandHelp(name, command)) + '\n')
     }
   }

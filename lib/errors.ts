@@ -5,9 +5,12 @@ import createError, { type FastifyErrorConstructor } from '@fastify/error'
  * declares its status. `docs/errors.md` lists every code (a test checks it).
  */
 
-type Ctor = FastifyErrorConstructor<{ code: string, statusCode: number }, any[]>
-const make = (code: string, message: string, status: number): Ctor =>
-  createError(code, message, status) as unknown as Ctor
+/** One argument per `%s` of a message: a constructor takes exactly as many as its message shows, then an optional `{ cause }`. */
+type Placeholders<M extends string> = M extends `${string}%s${infer Rest}` ? [unknown, ...Placeholders<Rest>] : []
+type ArgsOf<M extends string> = [...Placeholders<M>, { cause: unknown }?]
+
+const make = <C extends string, M extends string, S extends number> (code: C, message: M, status: S): FastifyErrorConstructor<{ code: C, statusCode: S }, ArgsOf<M>> =>
+  createError<C, S, ArgsOf<M>>(code, message, status)
 
 // Query string (400)
 export const TABLECRUD_ERR_QS_UNKNOWN_FIELD = make('TABLECRUD_ERR_QS_UNKNOWN_FIELD', "%s isn't a valid field name.%s", 400)
@@ -53,13 +56,22 @@ export const TABLECRUD_ERR_BODY_ID_MISMATCH = make('TABLECRUD_ERR_BODY_ID_MISMAT
 export const TABLECRUD_ERR_BODY_ROW_COUNT = make('TABLECRUD_ERR_BODY_ROW_COUNT', 'An array body must hold 1 to %s rows, not %s.', 400)
 
 // Registration: a bad plugin option, thrown by register(), never answered to a client
-export const TABLECRUD_ERR_OPTIONS = make('TABLECRUD_ERR_OPTIONS', '%s: the option %s %s', 500)
+export const TABLECRUD_ERR_OPTIONS = make('TABLECRUD_ERR_OPTIONS', '%s', 500)
 
 export const TABLECRUD_ERR_PEER_MISSING = make('TABLECRUD_ERR_PEER_MISSING', '%s needs the package %s: npm install %s', 500)
 
 /** The error a plugin throws at registration for a bad option, naming the plugin and the option. */
 export function optionError (plugin: string, option: string, problem: string): Error {
-  return new TABLECRUD_ERR_OPTIONS(plugin, option, problem)
+  return new TABLECRUD_ERR_OPTIONS(`${plugin}: the option ${option} ${problem}`)
+}
+
+/**
+ * The same code for a set-up mistake that is not one option of a plugin: a helper's argument
+ * (`createUser`'s username, `createSession`'s expiry), a missing @fastify/postgres, an
+ * environment variable. The message says what and where.
+ */
+export function setupError (message: string): Error {
+  return new TABLECRUD_ERR_OPTIONS(message)
 }
 
 // Validators and hooks
@@ -149,12 +161,38 @@ export function bodyOf (error: unknown): Record<string, unknown> | undefined {
   return (error as { body?: Record<string, unknown> }).body
 }
 
-interface PgError {
-  code?: string
-  message: string
-  constraint?: string
-  column?: string
-  detail?: string
+/**
+ * What an error from pg (or any thrown value) says of itself, read once with its types checked:
+ * `code` is a SQLSTATE for an error the server answered, a Node code (`ECONNREFUSED`) for a
+ * socket's, a library's own (`FAST_JWT_EXPIRED`, `ERR_PARSE_ARGS_...`), or null.
+ */
+export interface DatabaseErrorFacts {
+  readonly code: string | null
+  readonly message: string
+  /** The server's severity (`ERROR`, `FATAL`, `PANIC`); null when the server did not answer. */
+  readonly severity: string | null
+  readonly constraint: string | null
+  readonly column: string | null
+  readonly detail: string | null
+}
+
+/** The facts of any thrown value: the one place an unknown error's `code` and friends are read. */
+export function errorFacts (error: unknown): DatabaseErrorFacts {
+  const fields = (typeof error === 'object' && error !== null ? error : {}) as Record<string, unknown>
+  const text = (key: string): string | null => typeof fields[key] === 'string' ? fields[key] : null
+  return {
+    code: text('code'),
+    message: text('message') ?? String(error),
+    severity: text('severity'),
+    constraint: text('constraint'),
+    column: text('column'),
+    detail: text('detail')
+  }
+}
+
+/** The code of any thrown value (a SQLSTATE, a Node or library code), or null. */
+export function errorCode (error: unknown): string | null {
+  return errorFacts(error).code
 }
 
 /** Error codes of a server that cannot be reached (the database's, or a media store's). */
@@ -167,14 +205,14 @@ const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when tryin
  * afresh, succeeds.
  */
 export function isStalePlan (error: unknown): boolean {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  return code === '0A000' && typeof message === 'string' && message.startsWith('cached plan must not change result type')
+  const { code, message } = errorFacts(error)
+  return code === '0A000' && message.startsWith('cached plan must not change result type')
 }
 
 const KEY_DETAIL = /^Key \((.+?)\)=/
 
-function columnsOf (error: PgError): string[] | undefined {
-  if (error.column !== undefined) return [error.column]
+function columnsOf (error: DatabaseErrorFacts): string[] | undefined {
+  if (error.column !== null) return [error.column]
   const key = KEY_DETAIL.exec(error.detail ?? '')
   return key === null ? undefined : key[1]!.split(', ').map((c) => c.replace(/^"|"$/g, ''))
 }
@@ -186,12 +224,12 @@ function columnsOf (error: PgError): string[] | undefined {
  */
 export function fromDatabaseError (error: unknown): Error | undefined {
   if (typeof error !== 'object' || error === null) return undefined
-  const e = error as PgError
+  const e = errorFacts(error)
   const sqlstate = e.code ?? ''
   // "Failing row contains (...)" lists every value of the row, secret columns included: not for clients.
-  const detail = e.detail !== undefined && KEY_DETAIL.test(e.detail) ? e.detail : null
-  const constraintError = (Ctor: Ctor): Error => withBody(new Ctor(e.message), {
-    details: { constraint: e.constraint ?? null, columns: columnsOf(e) ?? [], detail }
+  const detail = e.detail !== null && KEY_DETAIL.test(e.detail) ? e.detail : null
+  const constraintError = (Ctor: FastifyErrorConstructor<{ code: string }, ArgsOf<'%s'>>): Error => withBody(new Ctor(e.message), {
+    details: { constraint: e.constraint, columns: columnsOf(e) ?? [], detail }
   })
   switch (sqlstate) {
     case '23505': return constraintError(TABLECRUD_ERR_DB_UNIQUE)
@@ -202,7 +240,7 @@ export function fromDatabaseError (error: unknown): Error | undefined {
   if (sqlstate.startsWith('22')) return new TABLECRUD_ERR_DB_DATA(e.message)
   if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||
       sqlstate === '40001' || sqlstate === '40P01' || isStalePlan(e) || CONNECTION_CODES.has(sqlstate) ||
-      CONNECTION_MESSAGES.test(e.message ?? '')) {
+      CONNECTION_MESSAGES.test(e.message)) {
     return new TABLECRUD_ERR_DB_UNAVAILABLE()
   }
   return undefined

@@ -2,8 +2,9 @@ import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
 import { wireTypes } from '../lib/db/types.js'
-import { isStalePlan, optionError } from '../lib/errors.js'
-import { statementName } from '../lib/sql/statements.js'
+import { errorFacts, isStalePlan, optionError, setupError } from '../lib/errors.js'
+import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
+import { BEGIN, COMMIT, ROLLBACK, statementName } from '../lib/sql/statements.js'
 import type { Statement } from '../lib/table/statement.js'
 
 const guarded = new WeakSet<object>()
@@ -15,8 +16,8 @@ interface WarnLogger { warn: (object: object, message: string) => void }
 
 /** What an outage log line says of its cause: a code and a message, never a stack (the cause is expected). */
 export function causeOf (error: unknown): { code: string | null, message: string } {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  return { code: typeof code === 'string' ? code : null, message: typeof message === 'string' ? message : String(error) }
+  const { code, message } = errorFacts(error)
+  return { code, message }
 }
 
 /**
@@ -136,7 +137,7 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
     guard(fastify, (pool as { pool?: PoolLike }).pool ?? pool)
     return pool
   }
-  if (!fastify.hasDecorator('pg')) throw new Error(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
+  if (!fastify.hasDecorator('pg')) throw setupError(`${plugin}: register @fastify/postgres before this plugin (it uses fastify.pg)`)
   const instances = fastify.pg as unknown as Record<string, { pool?: PoolLike } | undefined>
   if (name !== undefined) {
     const named = typeof name === 'string' && Object.hasOwn(instances, name) ? instances[name] : undefined
@@ -151,6 +152,9 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
   guard(fastify, fastify.pg.pool)
   return fastify.pg
 }
+
+// The port's types, for the plugins and tests that reach them through here.
+export type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
 
 /** Reads routed to replicas (plugins/replicas.ts): `work` on one, or `primary()` instead. */
 export interface ReplicaReader {
@@ -173,39 +177,8 @@ const inUse = new WeakSet<object>()
  * once, when its plugin is registered, so settings given later would be silently ignored.
  */
 export function configurePool (pool: PoolLike, settings: PoolSettings, plugin: string): void {
-  if (inUse.has(pool)) throw new Error(`${plugin}: register it before the plugins that query this database (one already uses it)`)
+  if (inUse.has(pool)) throw setupError(`${plugin}: register it before the plugins that query this database (one already uses it)`)
   poolSettings.set(pool, settings)
-}
-
-export type Row = Record<string, unknown>
-
-/** Runs statements on one connection: a transaction's, or a pooled one per statement. */
-export interface Runner {
-  /** Runs a statement as a named prepared statement (DESIGN §4), values parsed as the wire wants them. */
-  run: <R extends Row = Row>(statement: Statement) => Promise<QueryResult<R>>
-}
-
-/** How the plugins of this library reach PostgreSQL: one policy for checkout, statements and transactions. */
-export interface Database extends Runner {
-  /**
-   * pg's `query(text, values)`, unnamed and with pg's own type parsers, under the same
-   * connection policy: what lib/auth's helpers and auth providers are given (`AuthDb`).
-   */
-  query: (text: string, values?: unknown[]) => Promise<QueryResult>
-  /**
-   * A server-side cursor (pg-cursor) over a statement, on a connection of its own until
-   * `close()`: rows are read in batches, so a result of any size never sits in memory whole.
-   */
-  cursor: <R extends Row = Row>(statement: Statement) => Promise<RowCursor<R>>
-  /** Runs `work` in BEGIN ... COMMIT on one connection; any error rolls back and is rethrown. */
-  transaction: <T>(work: (tx: Runner) => Promise<T>) => Promise<T>
-}
-
-/** Batches of a statement's rows; `close()` releases the connection and may be called more than once. */
-export interface RowCursor<R extends Row = Row> {
-  /** Up to `count` rows; an empty batch at the end. */
-  read: (count: number) => Promise<R[]>
-  close: () => Promise<void>
 }
 
 export interface DatabaseOptions extends PoolOptions {
@@ -213,103 +186,156 @@ export interface DatabaseOptions extends PoolOptions {
   queryTimeout?: number
 }
 
+type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { query_timeout?: number }, readonly named: boolean }
+
 /**
- * The one helper through which plugins query: `database()`'s guarded pool, with
- * - connections checked out so a dropped one cannot crash the process,
- * - a connection kept after an error the database answered (a constraint, bad data): pg-pool's
- *   own `query` would drop it, and every 422 would cost a reconnect,
- * - named prepared statements, so PostgreSQL plans each query shape once per connection, and
- *   one made stale by an online migration run again once and its connection dropped (queryFresh),
- * - transactions that roll back on any error and drop a connection whose ROLLBACK fails, or
- *   that holds a stale statement (the request is a 503, the client's retry gets a fresh one),
- * - every answer from the database reported to the application's DatabaseHealth.
+ * pg's config of a statement. What a statement's configs share (text, name, parsers, timeout)
+ * sits on a prototype kept per text; each query's own object holds only its values. pg copies a
+ * config's own properties with their descriptors before every query, which a list's profile
+ * showed at 9 µs a request for the five-property object built here before; one property costs little.
  */
-export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
-  const pool = database(fastify, plugin, options)
-  const settings = poolSettings.get(pool) ?? DIRECT
-  inUse.add(pool)
-  const health = databaseHealth(fastify)
+function configs (options: DatabaseOptions, named: boolean): ConfigOf {
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
-  // What a statement's configs share (text, name, parsers, timeout) sits on a prototype kept per
-  // text; each query's own object holds only its values. pg copies a config's own properties
-  // with their descriptors before every query, which a list's profile showed at 9 µs a request
-  // for the five-property object built here before; one property costs little.
   const bases = new Map<string, QueryConfig>()
-  const configOf = (statement: Statement): QueryConfig => {
+  return Object.assign((statement: Statement) => {
     let base = bases.get(statement.text)
     if (base === undefined) {
       base = { text: statement.text, types: wireTypes, ...timeout }
       const name = statementName(statement.text)
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
       // and build their base each time. Behind a transaction-mode pooler the name is not sent.
-      if (name !== undefined) bases.set(statement.text, settings.named ? Object.assign(base, { name }) : base)
+      if (name !== undefined) bases.set(statement.text, named ? Object.assign(base, { name }) : base)
     }
     const config = Object.create(base) as QueryConfig
     config.values = statement.values as unknown[]
     return config
-  }
-  const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>): Promise<T> => {
-    const client = await checkout(pool)
+  }, { timeout, named })
+}
+
+/**
+ * The one implementation of the database port (lib/db/port.ts) over `database()`'s guarded pool, with
+ * - connections checked out so a dropped one cannot crash the process,
+ * - a connection kept after an error the database answered (a constraint, bad data): pg-pool's
+ *   own `query` would drop it, and every 422 would cost a reconnect,
+ * - named prepared statements, so PostgreSQL plans each query shape once per connection, and
+ *   one made stale by an online migration run again once and its connection dropped (queryFresh),
+ * - transactions whose BEGIN, COMMIT and ROLLBACK are statements like the others, that roll back
+ *   on any error and drop a connection whose ROLLBACK fails, or that holds a stale statement
+ *   (the request is a 503, the client's retry gets a fresh one),
+ * - every answer from the database reported to the application's DatabaseHealth.
+ * - the pool's settings (`tablecrudDatabase`): statements unnamed behind a transaction-mode
+ *   pooler (SPEC §9.1), and the statements whose intent is `'read'` sent to a replica (§9.2).
+ */
+export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
+  const pool = database(fastify, plugin, options)
+  const { named, replicas } = poolSettings.get(pool) ?? DIRECT
+  inUse.add(pool)
+  const health = databaseHealth(fastify)
+  const configOf = configs(options, named)
+  // On the primary by default; a replica's answers say nothing of the primary's health.
+  const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>, on = pool): Promise<T> => {
+    const client = await checkout(on)
     try {
       const { result, stale } = await work(client)
       client.release(stale)
-      health.answered()
+      if (on === pool) health.answered()
       return result
     } catch (error) {
       client.release(answeredByDatabase(error) ? undefined : error as Error)
       throw error
     }
   }
+  const runOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
+    await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)), on)
+  const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<RowCursor<R>> =>
+    await openCursor<R>(await checkout(on), statement, configOf)
   return {
-    run: async <R extends Row>(statement: Statement) => await onConnection(async (client) => await queryFresh<R>(client, configOf(statement))),
-    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values, ...timeout }), stale: false })),
-    async cursor <R extends Row>(statement: Statement): Promise<RowCursor<R>> {
-      // Loaded on the first export, not at import (like every package only some features use).
-      const { default: Cursor } = await import('pg-cursor')
-      const client = await checkout(pool)
-      // Behind a transaction-mode pooler the cursor's statements are one transaction, so the
-      // pooler keeps the server connection for it and no session state outlives it (SPEC §9.1).
-      const inTransaction = !settings.named
-      if (inTransaction) await client.query('BEGIN').catch((error: Error) => { client.release(error); throw error })
-      const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
-      let released = false
-      let failure: Error | null = null
-      const close = async (): Promise<void> => {
-        if (released) return
-        released = true
-        // A failed cursor is not closed again (pg-cursor synced after the error); a connection
-        // that failed is released with its error, so the pool drops it.
-        let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
-        if (inTransaction && (error === null || answeredByDatabase(error))) {
-          error = await client.query(error === null ? 'COMMIT' : 'ROLLBACK').then(() => error, (e: Error) => e)
-        }
-        client.release(error === null || answeredByDatabase(error) ? undefined : error)
-      }
-      return {
-        read: async (count) => await cursor.read(count).catch((error: Error) => {
-          failure = error
-          throw error
-        }),
-        close
-      }
+    run: async (statement, intent) => replicas === null || intent !== 'read'
+      ? await runOn(statement, pool)
+      : await replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
+    // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
+    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
+    cursor: async (statement, intent) => replicas === null || intent !== 'read'
+      ? await cursorOn(statement, pool)
+      : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
+    transaction: async (work) => await inTransaction(await checkout(pool), configOf, work).then((result) => {
+      health.answered()
+      return result
+    })
+  }
+}
+
+/** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
+async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, work: (tx: Runner) => Promise<T>): Promise<T> {
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await client.query<R>(configOf(statement))
+  try {
+    await run(BEGIN)
+    const result = await work({ run })
+    await run(COMMIT)
+    client.release()
+    return result
+  } catch (error) {
+    // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
+    // So is one holding a statement a migration made stale: the retry gets a fresh one.
+    const rollback = await run(ROLLBACK).then(() => undefined, (failure: Error) => failure)
+    client.release(rollback ?? isStalePlan(error))
+    throw error
+  }
+}
+
+/**
+ * A cursor on a replica whose first read, should it fail (a recovery conflict, the replica
+ * going away), is read again from a cursor on the primary: the first batch is what an export
+ * reads before it answers, so a replica's failure there is never the request's. After it, a
+ * failure ends the stream as on the primary (SPEC §7.5).
+ */
+function primaryAfterFirstFailure<R extends Row> (replica: RowCursor<R>, primary: () => Promise<RowCursor<R>>): RowCursor<R> {
+  let current = replica
+  let first = true
+  return {
+    read: async (count) => {
+      if (!first) return await current.read(count)
+      first = false
+      return await current.read(count).catch(async () => {
+        await current.close()
+        current = await primary()
+        return await current.read(count)
+      })
     },
-    async transaction (work) {
-      const client = await checkout(pool)
-      try {
-        await client.query('BEGIN')
-        const result = await work({ run: async <R extends Row>(statement: Statement) => await client.query<R>(configOf(statement)) })
-        await client.query('COMMIT')
-        client.release()
-        health.answered()
-        return result
-      } catch (error) {
-        // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
-        // So is one holding a statement a migration made stale: the retry gets a fresh one.
-        const rollback = await client.query('ROLLBACK').then(() => undefined, (failure: Error) => failure)
-        client.release(rollback ?? isStalePlan(error))
-        throw error
-      }
+    close: async () => { await current.close() }
+  }
+}
+
+/**
+ * A pg-cursor over `statement` on `client`, which it holds until closed. With unnamed
+ * statements (a transaction-mode pooler) it runs inside BEGIN ... COMMIT, so the pooler keeps
+ * the server connection for it and no session state outlives it (SPEC §9.1).
+ */
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf): Promise<RowCursor<R>> {
+  // Loaded on the first export, not at import (like every package only some features use).
+  const { default: Cursor } = await import('pg-cursor')
+  const inTransaction = !configOf.named
+  if (inTransaction) await client.query(configOf(BEGIN)).catch((error: Error) => { client.release(error); throw error })
+  const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
+  let released = false
+  let failure: Error | null = null
+  const close = async (): Promise<void> => {
+    if (released) return
+    released = true
+    // A failed cursor is not closed again (pg-cursor synced after the error); a connection
+    // that failed is released with its error, so the pool drops it.
+    let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+    if (inTransaction && (error === null || answeredByDatabase(error))) {
+      error = await client.query(configOf(error === null ? COMMIT : ROLLBACK)).then(() => error, (e: Error) => e)
     }
+    client.release(error === null || answeredByDatabase(error) ? undefined : error)
+  }
+  return {
+    read: async (count) => await cursor.read(count).catch((error: Error) => {
+      failure = error
+      throw error
+    }),
+    close
   }
 }
 
@@ -332,9 +358,9 @@ async function checkout (pool: PoolLike): Promise<PoolClient> {
 
 /** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
 export function answeredByDatabase (error: unknown): boolean {
-  const { code, severity } = error as { code?: unknown, severity?: unknown }
-  return typeof severity === 'string' && severity !== 'FATAL' && severity !== 'PANIC' &&
-    typeof code === 'string' && !code.startsWith('08') && !code.startsWith('57P')
+  const { code, severity } = errorFacts(error)
+  return severity !== null && severity !== 'FATAL' && severity !== 'PANIC' &&
+    code !== null && !code.startsWith('08') && !code.startsWith('57P')
 }
 
 /**

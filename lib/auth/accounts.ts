@@ -1,11 +1,10 @@
 import {
-  fromDatabaseError, TABLECRUD_ERR_FORM_INVALID, TABLECRUD_ERR_FORM_MISSING_FIELDS
+  errorCode, fromDatabaseError, TABLECRUD_ERR_FORM_INVALID, TABLECRUD_ERR_FORM_MISSING_FIELDS
 } from '../errors.js'
+import { runnerOf, type Database, type DatabaseHandle } from '../db/port.js'
 import * as sql from '../sql/accounts.js'
-import type { Statement } from '../table/statement.js'
 import type { Table } from '../table/index.js'
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, verifyPassword } from './password.js'
-import type { AuthDb } from './users.js'
 
 /** The checks of `register` and `changePassword` (SPEC §5.2), in the SPEC's order. */
 
@@ -67,17 +66,12 @@ export function checkPasswordChange (body: unknown, minLength: number): Password
 }
 
 /**
- * What registration runs its short transaction through: the plugins' database helper
- * (`databaseHelper(fastify, ...)`), which rolls back on any error and drops a connection whose
- * ROLLBACK fails.
+ * What registration runs its short transaction through: the port's `transaction`, which rolls
+ * back on any error and drops a connection whose ROLLBACK fails.
  */
-export interface TransactionDb {
-  transaction: <T>(work: (tx: { run: (statement: Statement) => Promise<{ rows: any[] }> }) => Promise<T>) => Promise<T>
-}
+export type TransactionDb = Pick<Database, 'transaction'>
 
-async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
-  return await db.query(statement.text, statement.values as unknown[])
-}
+type NewUserRow = { id: number | string, username: string }
 
 const DUPLICATE = 'User with email or username already exists.'
 
@@ -92,15 +86,15 @@ export async function createRegisteredUser (
   const hash = await hashPassword(registration.password, cost)
   const columns = ['username', 'email', 'password', ...defaults.keys()]
   const values = [registration.username, registration.email, hash, ...defaults.values()]
-  let rows: Array<{ id: number | string, username: string }>
+  let rows: NewUserRow[]
   try {
     rows = await db.transaction(async (tx) => {
       await tx.run(sql.lockEmail(registration.email))
-      return (await tx.run(sql.insertNewUser(table, columns, values))).rows
+      return (await tx.run<NewUserRow>(sql.insertNewUser(table, columns, values))).rows
     })
   } catch (error) {
     // The unique constraint on username or email caught a race the check could not see.
-    if ((error as { code?: string }).code === '23505') throw invalid(DUPLICATE)
+    if (errorCode(error) === '23505') throw invalid(DUPLICATE)
     throw fromDatabaseError(error) ?? error
   }
   if (rows.length === 0) throw invalid(DUPLICATE)
@@ -111,12 +105,12 @@ export async function createRegisteredUser (
  * Whether `password` is the password of the user `userId` of `table`. A password of a length
  * no stored one can have is refused without asking bcrypt.
  */
-export async function checkUserPassword (db: AuthDb, table: Table, userId: number | string, password: unknown): Promise<boolean> {
+export async function checkUserPassword (db: DatabaseHandle, table: Table, userId: number | string, password: unknown): Promise<boolean> {
   if (typeof password !== 'string') return false
   const length = [...password].length
   if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) return false
-  const { rows } = await run(db, sql.passwordOf(table, userId))
-  return rows.length === 1 && await verifyPassword(password, rows[0].password)
+  const { rows } = await runnerOf(db).run<{ password: string }>(sql.passwordOf(table, userId))
+  return rows.length === 1 && await verifyPassword(password, rows[0]!.password)
 }
 
 /**
@@ -124,8 +118,8 @@ export async function checkUserPassword (db: AuthDb, table: Table, userId: numbe
  * wrong), and ends every session of the user in the same statement.
  */
 export async function changeUserPassword (
-  db: AuthDb, table: Table, sessions: Table, userId: number | string, change: PasswordChange, cost: number
+  db: DatabaseHandle, table: Table, sessions: Table, userId: number | string, change: PasswordChange, cost: number
 ): Promise<void> {
   if (!await checkUserPassword(db, table, userId, change.current)) throw invalid('Incorrect password.')
-  await run(db, sql.replacePassword(table, sessions, userId, await hashPassword(change.next, cost)))
+  await runnerOf(db).run(sql.replacePassword(table, sessions, userId, await hashPassword(change.next, cost)))
 }

@@ -1,6 +1,7 @@
 import { optionError } from '../errors.js'
-import * as sql from '../sql/mfa.js'
+import { runnerOf, type DatabaseHandle } from '../db/port.js'
 import type { Statement } from '../table/statement.js'
+import * as sql from '../sql/mfa.js'
 import { isTable, type Table } from '../table/index.js'
 import {
   decryptSecret, encryptSecret, generateRecoveryCode, hashRecoveryCode, KEY_RULE, matchRecoveryCode, parseKeys,
@@ -8,14 +9,13 @@ import {
 } from './mfa-crypto.js'
 import { MFA_COLUMNS, mfaSecretTable } from '../table/auth-tables.js'
 import { matchTotp, otpauthUrl, qrCodeDataUrl, newTotpSecret } from './totp.js'
-import type { AuthDb } from './users.js'
 
 /**
  * What each call of a provider is given: the database (`fastify.pg`); the login plugins add the request.
  * @example const status = await totp.status(user.id, { db: app.pg } satisfies MfaDbContext)
  */
 export interface MfaDbContext {
-  db: AuthDb
+  db: DatabaseHandle
 }
 
 /**
@@ -81,11 +81,13 @@ export interface AuthenticatorProviderOptions {
 
 const NAME = 'authenticatorProvider'
 
-async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
-  return await db.query(statement.text, statement.values as unknown[])
-}
+// A type, not an interface: the port's rows are records.
+type Row = { id: number | string, secret: string, recovery_codes: string[], confirmed: boolean, revoked: boolean }
 
-interface Row { id: number | string, secret: string, recovery_codes: string[], confirmed: boolean, revoked: boolean }
+/** How many rows a statement of lib/sql/mfa.ts changed (each changes one at most). */
+async function changed (db: DatabaseHandle, statement: Statement): Promise<number> {
+  return (await runnerOf(db).run(statement)).rows.length
+}
 
 function checkOptions (options: AuthenticatorProviderOptions): { issuer: string, count: number, window: number, table: Table } {
   const issuer = options.issuer ?? 'fastify-tablecrud'
@@ -118,10 +120,8 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
   if (keys === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
   const { issuer, count, window, table } = checkOptions(options)
 
-  const load = async (db: AuthDb, userId: number | string): Promise<Row | null> => {
-    const { rows } = await run(db, sql.enrollment(table, userId))
-    return rows.length === 0 ? null : rows[0] as Row
-  }
+  const load = async (db: DatabaseHandle, userId: number | string): Promise<Row | null> =>
+    (await runnerOf(db).run<Row>(sql.enrollment(table, userId))).rows[0] ?? null
   const statusOf = (row: Row | null): MfaStatus =>
     row === null || row.revoked ? 'none' : row.confirmed ? 'enrolled' : 'pending'
   const stepOf = (row: Row, userId: number | string, code: string): number | null => {
@@ -141,8 +141,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
     async register (user: { id: number | string, username: string }, { db }: MfaDbContext) {
       const secret = newTotpSecret()
       const codes = Array.from({ length: count }, generateRecoveryCode)
-      const { rows } = await run(db, sql.upsertPending(table, user.id, encryptSecret(keys, secret, String(user.id)), codes.map((c) => hashRecoveryCode(c))))
-      if (rows.length === 0) return null
+      if (await changed(db, sql.upsertPending(table, user.id, encryptSecret(keys, secret, String(user.id)), codes.map((c) => hashRecoveryCode(c)))) === 0) return null
       const url = otpauthUrl(secret, issuer, user.username)
       return { qrcode_image: await qrCodeDataUrl(url), otpauth_url: url, secret, recovery_codes: codes }
     },
@@ -152,8 +151,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
       if (status !== 'pending') return status
       const step = stepOf(row!, userId, code)
       if (step === null) return 'invalid'
-      const { rows } = await run(db, sql.confirm(table, row!.id, step))
-      return rows.length === 1 ? 'enabled' : 'none'
+      return await changed(db, sql.confirm(table, row!.id, step)) === 1 ? 'enabled' : 'none'
     },
     async pending (user: { id: number | string, username: string }, { db }: MfaDbContext) {
       const row = await load(db, user.id)
@@ -161,8 +159,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
       return secret === null ? null : { secret, otpauth_url: otpauthUrl(secret, issuer, user.username) }
     },
     async revoke (userId: number | string, { db }: MfaDbContext) {
-      const { rows } = await run(db, sql.revoke(table, userId))
-      return rows.length === 1
+      return await changed(db, sql.revoke(table, userId)) === 1
     },
     async verifyCode (userId: number | string, code: string, { db }: MfaDbContext) {
       const row = await load(db, userId)
@@ -170,10 +167,10 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
       // SPEC §5.4: a code longer than 10 characters is a recovery code.
       if (code.length > 10) {
         const hash = matchRecoveryCode(code, row!.recovery_codes)
-        return hash !== null && (await run(db, sql.useRecoveryCode(table, row!.id, hash))).rows.length === 1
+        return hash !== null && await changed(db, sql.useRecoveryCode(table, row!.id, hash)) === 1
       }
       const step = stepOf(row!, userId, code)
-      return step !== null && (await run(db, sql.useStep(table, row!.id, step))).rows.length === 1
+      return step !== null && await changed(db, sql.useStep(table, row!.id, step)) === 1
     }
   })
 }

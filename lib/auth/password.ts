@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import type bcryptModule from 'bcrypt'
-import { TABLECRUD_ERR_AUTH_PASSWORD_TOO_LONG, TABLECRUD_ERR_AUTH_PASSWORD_TOO_SHORT } from '../errors.js'
+import { setupError, TABLECRUD_ERR_AUTH_PASSWORD_TOO_LONG, TABLECRUD_ERR_AUTH_PASSWORD_TOO_SHORT } from '../errors.js'
 
 /** Password length limits, in characters (Unicode code points), SPEC §3. */
 export const PASSWORD_MIN_LENGTH = 6
@@ -19,12 +19,12 @@ export const COST_RULE = `must be an integer from ${MIN_COST} to ${MAX_COST}`
  */
 export function resolveCost (cost?: number): number {
   if (cost !== undefined) {
-    if (!isCost(cost)) throw new Error(`bcryptCost ${COST_RULE}, not ${String(cost)}`)
+    if (!isCost(cost)) throw setupError(`bcryptCost ${COST_RULE}, not ${String(cost)}`)
     return cost
   }
   const env = process.env.TABLECRUD_BCRYPT_COST
   if (env === undefined || env === '') return DEFAULT_BCRYPT_COST
-  if (!/^\d+$/.test(env) || !isCost(Number(env))) throw new Error(`TABLECRUD_BCRYPT_COST ${COST_RULE}, not ${JSON.stringify(env)}`)
+  if (!/^\d+$/.test(env) || !isCost(Number(env))) throw setupError(`TABLECRUD_BCRYPT_COST ${COST_RULE}, not ${JSON.stringify(env)}`)
   return Number(env)
 }
 

@@ -1,14 +1,18 @@
 import { isBearerToken, safeEqual } from './token.js'
-import { checkLogin, recordLogin, tokenOf, userByToken, type AuthDb, type AuthUser } from './users.js'
+import type { DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
+import { checkLogin, recordLogin, tokenOf, userByToken, type AuthUser } from './users.js'
 import { userTable } from '../table/auth-tables.js'
 
 /**
- * What a provider is given for each call: the application's database (`fastify.pg`), null when
- * the provider says it does not use one and @fastify/postgres is not registered.
- * @example const rows = (await context.db!.query('SELECT 1')).rows
+ * What a provider is given for each call: the plugin's database port (its `pg` or `pool`
+ * option, else `fastify.pg`), null when the provider says it does not use one and
+ * @fastify/postgres is not registered. The plugins give the port (`run(statement)`, and pg's
+ * `query(text, values)` for your own SQL); a direct call may give a pool.
+ * @example const { rows } = await (context.db as Database).run({ text: 'SELECT 1 AS one', values: [] })
  */
 export interface ProviderContext {
-  db: AuthDb | null
+  db: DatabaseHandle | null
 }
 
 /**
@@ -47,8 +51,8 @@ export interface TableTokenProviderOptions {
   bcryptCost?: number
 }
 
-function need (db: AuthDb | null): AuthDb {
-  if (db === null) throw new Error('tableTokenProvider needs the database: register @fastify/postgres')
+function need (db: DatabaseHandle | null): DatabaseHandle {
+  if (db === null) throw setupError('tableTokenProvider needs the database: register @fastify/postgres')
   return db
 }
 
@@ -82,10 +86,10 @@ export function tableTokenProvider (options: TableTokenProviderOptions = {}): To
  * @example app.register(tokenAuth, { provider: staticTokenProvider([process.env.API_TOKEN!]) })
  */
 export function staticTokenProvider (tokens: readonly string[]): TokenAuthProvider {
-  if (!Array.isArray(tokens) || tokens.length === 0) throw new Error('staticTokenProvider: tokens must be a non-empty array of strings')
+  if (!Array.isArray(tokens) || tokens.length === 0) throw setupError('staticTokenProvider: tokens must be a non-empty array of strings')
   for (const token of tokens) {
     if (typeof token !== 'string' || !isBearerToken(token)) {
-      throw new Error('staticTokenProvider: each token must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end)')
+      throw setupError('staticTokenProvider: each token must be a non-empty string of the characters A-Z a-z 0-9 - . _ ~ + / (and = at the end)')
     }
   }
   const list = [...tokens]

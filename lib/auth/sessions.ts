@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto'
+import { runnerOf, type DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
 import * as sql from '../sql/session.js'
-import type { Statement } from '../table/statement.js'
 import { sessionTable, SESSION_COLUMNS } from '../table/auth-tables.js'
 import type { Table } from '../table/index.js'
 import { parseDuration } from './duration.js'
 import { generateToken } from './token.js'
-import type { AuthDb, AuthUser } from './users.js'
+import type { AuthUser } from './users.js'
 
 /** Default lifetimes of a session (SPEC §5.1): an hour, and a week at most. */
 export const SESSION_EXPIRY = 3600
@@ -48,21 +49,18 @@ export function sessionTableProblem (table: Table): string | null {
   return missing.length === 0 ? null : `the table ${table.name} has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`
 }
 
-async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
-  return await db.query(statement.text, statement.values as unknown[])
-}
-
 function seconds (option: string, value: unknown, fallback: number): number {
   const parsed = parseDuration(value ?? fallback)
-  if (parsed === undefined) throw new TypeError(`createSession: ${option} must be a positive number of seconds or a duration such as "1h", "7d"`)
+  if (parsed === undefined) throw setupError(`createSession: ${option} must be a positive number of seconds or a duration such as "1h", "7d"`)
   return parsed
 }
 
 /** Starts a session of `userId` in `table` (lifetimes in seconds). */
-export async function startSession (db: AuthDb, table: Table, userId: number | string, expiry: number, maxExpiry: number): Promise<NewSession> {
+export async function startSession (db: DatabaseHandle, table: Table, userId: number | string, expiry: number, maxExpiry: number): Promise<NewSession> {
   const token = generateToken()
-  const { rows } = await run(db, sql.insertSession(table, hashSessionToken(token), userId, expiry, maxExpiry))
-  return { token, expiryDate: new Date(rows[0].expiry * 1000), maxExpiryDate: new Date(rows[0].max_expiry * 1000) }
+  const { rows } = await runnerOf(db).run<{ expiry: number, max_expiry: number }>(sql.insertSession(table, hashSessionToken(token), userId, expiry, maxExpiry))
+  const row = rows[0]!
+  return { token, expiryDate: new Date(row.expiry * 1000), maxExpiryDate: new Date(row.max_expiry * 1000) }
 }
 
 /**
@@ -72,7 +70,7 @@ export async function startSession (db: AuthDb, table: Table, userId: number | s
  * const { token } = await createSession(app.pg, user.id, { expiry: '1h', maxExpiry: '7d' })
  * await app.inject({ url: '/me/', cookies: { id: token } })
  */
-export async function createSession (db: AuthDb, userId: number, options: SessionOptions = {}): Promise<NewSession> {
+export async function createSession (db: DatabaseHandle, userId: number, options: SessionOptions = {}): Promise<NewSession> {
   return await startSession(db, sessionTable, userId,
     seconds('expiry', options.expiry, SESSION_EXPIRY), seconds('maxExpiry', options.maxExpiry, MAX_SESSION_EXPIRY))
 }
@@ -81,8 +79,8 @@ export async function createSession (db: AuthDb, userId: number, options: Sessio
  * Ends the session of a token (nothing happens for an unknown token).
  * @example await deleteSession(app.pg, request.cookies.id!)
  */
-export async function deleteSession (db: AuthDb, token: string, table: Table = sessionTable): Promise<void> {
-  if (typeof token === 'string' && isSessionToken(token)) await run(db, sql.deleteSessionByHash(table, hashSessionToken(token)))
+export async function deleteSession (db: DatabaseHandle, token: string, table: Table = sessionTable): Promise<void> {
+  if (typeof token === 'string' && isSessionToken(token)) await runnerOf(db).run(sql.deleteSessionByHash(table, hashSessionToken(token)))
 }
 
 /**
@@ -91,14 +89,14 @@ export async function deleteSession (db: AuthDb, token: string, table: Table = s
  * the table small.
  * @example const deleted = await deleteExpiredSessions(app.pg)
  */
-export async function deleteExpiredSessions (db: AuthDb, table: Table = sessionTable): Promise<number> {
-  const { rows } = await run(db, sql.deleteExpired(table))
-  return rows[0].count
+export async function deleteExpiredSessions (db: DatabaseHandle, table: Table = sessionTable): Promise<number> {
+  const { rows } = await runnerOf(db).run<{ count: number }>(sql.deleteExpired(table))
+  return rows[0]!.count
 }
 
 /** Ends every session of a user (after a password change). */
-export async function deleteUserSessions (db: AuthDb, table: Table, userId: number | string): Promise<void> {
-  await run(db, sql.deleteUserSessions(table, userId))
+export async function deleteUserSessions (db: DatabaseHandle, table: Table, userId: number | string): Promise<void> {
+  await runnerOf(db).run(sql.deleteUserSessions(table, userId))
 }
 
 /**
@@ -106,12 +104,17 @@ export async function deleteUserSessions (db: AuthDb, table: Table, userId: numb
  * expired, `'gone'` when its user is not in `users`. With `increase` (seconds), a session with
  * less than that left is extended to now + `increase`, never past its maximum expiry.
  */
-export async function sessionUser (db: AuthDb, sessions: Table, users: Table, token: string, increase: number | null): Promise<AuthUser | 'none' | 'gone'> {
+export async function sessionUser (db: DatabaseHandle, sessions: Table, users: Table, token: string, increase: number | null): Promise<AuthUser | 'none' | 'gone'> {
   if (!isSessionToken(token)) return 'none'
-  const { rows } = await run(db, sql.liveSession(sessions, users, hashSessionToken(token), increase))
-  if (rows.length === 0) return 'none'
-  const row = rows[0]
-  if (row.extend === true) await run(db, sql.extendSession(sessions, row.session_id, increase!))
+  const runner = runnerOf(db)
+  const [row] = (await runner.run<LiveSession>(sql.liveSession(sessions, users, hashSessionToken(token), increase))).rows
+  if (row === undefined) return 'none'
+  if (row.extend) await runner.run(sql.extendSession(sessions, row.session_id, increase!))
   if (row.id === null) return 'gone'
   return { id: row.id, username: row.username, active: row.active, admin: row.admin, superuser: row.superuser }
 }
+
+/** A row of `sql.liveSession`: the user's columns are null when the user is gone. */
+type LiveSession = { session_id: number | string, extend: boolean } & (
+  | { id: number | string, username: string, active: boolean, admin: boolean, superuser: boolean }
+  | { id: null, username: null, active: null, admin: null, superuser: null })

@@ -1,17 +1,10 @@
+import { runnerOf, type DatabaseHandle } from '../db/port.js'
+import { setupError } from '../errors.js'
 import * as sql from '../sql/auth.js'
-import type { Statement } from '../table/statement.js'
 import type { Table } from '../table/index.js'
 import { checkPassword, hashPassword, verifyNobody, verifyPassword } from './password.js'
 import { AUTH_COLUMNS } from '../table/auth-tables.js'
 import { generateToken } from './token.js'
-
-/**
- * Anything with pg's `query(text, values)`: a Pool, a client or `fastify.pg` (SPEC §6.23).
- * @example const db: AuthDb = new pg.Pool({ connectionString: process.env.DATABASE_URL })
- */
-export interface AuthDb {
-  query: (text: string, values?: unknown[]) => Promise<{ rows: any[] }>
-}
 
 /**
  * Who made a request, as validators and hooks see it in `request.user` (SPEC §3); typed so
@@ -71,10 +64,8 @@ export interface CreateUserOptions {
   bcryptCost?: number
 }
 
-/** Runs a statement of lib/sql/auth.ts. */
-async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> {
-  return await db.query(statement.text, statement.values as unknown[])
-}
+/** A user row as lib/sql/auth.ts's lookups return it. */
+type AuthRow = { id: number | string, username: string, active: boolean, admin: boolean, superuser: boolean }
 
 /**
  * Creates a user of the built-in user table with a hashed password, and resolves to the row
@@ -82,12 +73,12 @@ async function run (db: AuthDb, statement: Statement): Promise<{ rows: any[] }> 
  * @example
  * const user = await createUser(app.pg, { username: 'bob', password: 'bob-secret-1', superuser: true })
  */
-export async function createUser (db: AuthDb, user: NewUser, options: CreateUserOptions = {}): Promise<UserRow> {
-  if (typeof user.username !== 'string' || user.username === '') throw new Error('createUser: username must be a non-empty string')
+export async function createUser (db: DatabaseHandle, user: NewUser, options: CreateUserOptions = {}): Promise<UserRow> {
+  if (typeof user.username !== 'string' || user.username === '') throw setupError('createUser: username must be a non-empty string')
   const hash = await hashPassword(user.password, options.bcryptCost)
-  const { rows } = await run(db, sql.insertUser([user.username, hash, user.email ?? null, user.first_name ?? null,
+  const { rows } = await runnerOf(db).run<UserRow & Record<string, unknown>>(sql.insertUser([user.username, hash, user.email ?? null, user.first_name ?? null,
     user.last_name ?? null, user.active ?? true, user.admin ?? false, user.superuser ?? false]))
-  return rows[0] as UserRow
+  return rows[0]!
 }
 
 /**
@@ -95,22 +86,22 @@ export async function createUser (db: AuthDb, user: NewUser, options: CreateUser
  * several; token login hands out the newest.
  * @example const token = await createToken(app.pg, user.id)
  */
-export async function createToken (db: AuthDb, userId: number): Promise<string> {
+export async function createToken (db: DatabaseHandle, userId: number): Promise<string> {
   const token = generateToken()
-  await run(db, sql.insertToken(token, userId))
+  await runnerOf(db).run(sql.insertToken(token, userId))
   return token
 }
 
 /** The id of the built-in user table's user called `username`, or null. */
-export async function userIdOf (db: AuthDb, username: string): Promise<number | null> {
-  const { rows } = await run(db, sql.userIdByName(username))
-  return rows.length === 0 ? null : rows[0].id
+export async function userIdOf (db: DatabaseHandle, username: string): Promise<number | null> {
+  const { rows } = await runnerOf(db).run<{ id: number }>(sql.userIdByName(username))
+  return rows[0]?.id ?? null
 }
 
 /** Sets a user's password; resolves to false when there is no such user. */
-export async function setPassword (db: AuthDb, username: string, password: string, bcryptCost?: number): Promise<boolean> {
+export async function setPassword (db: DatabaseHandle, username: string, password: string, bcryptCost?: number): Promise<boolean> {
   const hash = await hashPassword(password, bcryptCost)
-  const { rows } = await run(db, sql.updatePassword(username, hash))
+  const { rows } = await runnerOf(db).run(sql.updatePassword(username, hash))
   return rows.length === 1
 }
 
@@ -120,7 +111,7 @@ export function authTableProblem (table: Table): string | null {
   return missing.length === 0 ? null : `the table ${table.name} has no ${missing.join(', ')} column${missing.length > 1 ? 's' : ''}`
 }
 
-const asAuthUser = (row: Record<string, any>): AuthUser =>
+const asAuthUser = (row: AuthRow): AuthUser =>
   ({ id: row.id, username: row.username, active: row.active, admin: row.admin, superuser: row.superuser })
 
 /**
@@ -128,7 +119,7 @@ const asAuthUser = (row: Record<string, any>): AuthUser =>
  * right and the user active, else null. A password is checked whether or not the user exists
  * (against a dummy hash when not), so the time taken does not tell which usernames exist.
  */
-export async function checkLogin (db: AuthDb, table: Table, username: string, password: string, bcryptCost?: number): Promise<AuthUser | null> {
+export async function checkLogin (db: DatabaseHandle, table: Table, username: string, password: string, bcryptCost?: number): Promise<AuthUser | null> {
   try {
     checkPassword(password)
   } catch {
@@ -137,35 +128,35 @@ export async function checkLogin (db: AuthDb, table: Table, username: string, pa
   // PostgreSQL refuses text with NUL; no username can hold one.
   const { rows } = username.includes('\0')
     ? { rows: [] }
-    : await run(db, sql.userForLogin(table, username))
-  if (rows.length === 0) {
+    : await runnerOf(db).run<AuthRow & { password: string }>(sql.userForLogin(table, username))
+  const row = rows[0]
+  if (row === undefined) {
     await verifyNobody(password, bcryptCost)
     return null
   }
-  const row = rows[0]
   const ok = await verifyPassword(password, row.password)
   return ok && row.active === true ? asAuthUser(row) : null
 }
 
 /** Sets `last_login` to now (UTC) after a successful login. */
-export async function recordLogin (db: AuthDb, table: Table, id: number | string): Promise<void> {
-  await run(db, sql.touchLastLogin(table, id))
+export async function recordLogin (db: DatabaseHandle, table: Table, id: number | string): Promise<void> {
+  await runnerOf(db).run(sql.touchLastLogin(table, id))
 }
 
 /** The active user of `table` with this primary key, or null. */
-export async function activeUserById (db: AuthDb, table: Table, id: number | string): Promise<AuthUser | null> {
-  const { rows } = await run(db, sql.activeUser(table, id))
-  return rows.length === 0 ? null : asAuthUser(rows[0])
+export async function activeUserById (db: DatabaseHandle, table: Table, id: number | string): Promise<AuthUser | null> {
+  const [row] = (await runnerOf(db).run<AuthRow>(sql.activeUser(table, id))).rows
+  return row === undefined ? null : asAuthUser(row)
 }
 
 /** The newest token of a user of the built-in tables, or null. */
-export async function tokenOf (db: AuthDb, userId: number | string): Promise<string | null> {
-  const { rows } = await run(db, sql.latestToken(userId))
-  return rows.length === 0 ? null : rows[0].token
+export async function tokenOf (db: DatabaseHandle, userId: number | string): Promise<string | null> {
+  const { rows } = await runnerOf(db).run<{ token: string }>(sql.latestToken(userId))
+  return rows[0]?.token ?? null
 }
 
 /** The active user a token of the built-in token table belongs to, with the stored token, or null. */
-export async function userByToken (db: AuthDb, token: string): Promise<{ user: AuthUser, token: string } | null> {
-  const { rows } = await run(db, sql.userOfToken(token))
-  return rows.length === 0 ? null : { user: asAuthUser(rows[0]), token: rows[0].token }
+export async function userByToken (db: DatabaseHandle, token: string): Promise<{ user: AuthUser, token: string } | null> {
+  const [row] = (await runnerOf(db).run<AuthRow & { token: string }>(sql.userOfToken(token))).rows
+  return row === undefined ? null : { user: asAuthUser(row), token: row.token }
 }

@@ -1,7 +1,9 @@
+import { errorFacts } from '../errors.js'
 import { randomBytes } from 'node:crypto'
 import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
 import type { Table } from '../table/table.js'
-import { columnDefault, sqlType, type Queryable } from './ddl.js'
+import { columnDefault, sqlType } from './ddl.js'
+import { runnerOf, type DatabaseHandle } from './port.js'
 
 /** What `checkTables` can find wrong with a table. */
 export type TableProblemKind = 'missing table' | 'missing column' | 'type' | 'nullability' | 'default' | 'extra column'
@@ -92,9 +94,10 @@ function compareColumn (table: string, name: string, want: ColumnFacts, have: Co
  * const problems = await checkTables(app.pg, [director, movie])
  * for (const p of problems) app.log.warn(p.message)
  */
-export async function checkTables (db: Queryable, tables: readonly Table[]): Promise<TableProblem[]> {
+export async function checkTables (db: DatabaseHandle, tables: readonly Table[]): Promise<TableProblem[]> {
   if (tables.length === 0) return []
-  const results = await db.query(checkScript(tables)) as Array<{ rows: ColumnFacts[] }>
+  // A script of several statements: pg answers with one result per statement.
+  const results = await runnerOf(db).run({ text: checkScript(tables), values: [] }) as unknown as Array<{ rows: ColumnFacts[] }>
   const facts = results[results.length - 1]!.rows
   const problems: TableProblem[] = []
   for (const [i, table] of tables.entries()) {
@@ -140,8 +143,8 @@ const MISSING = [
  * @example request.log.error({ err }, schemaDriftHint(err, 'movie'))
  */
 export function schemaDriftHint (error: unknown, table?: string): string | undefined {
-  const { code, message } = (typeof error === 'object' && error !== null ? error : {}) as { code?: unknown, message?: unknown }
-  if ((code !== '42P01' && code !== '42703') || typeof message !== 'string') return undefined
+  const { code, message } = errorFacts(error)
+  if (code !== '42P01' && code !== '42703') return undefined
   const groups = MISSING.map((pattern) => pattern.exec(message)?.groups).find((g) => g !== undefined) ?? {}
   const alias = groups.table !== undefined && /^t\d+$/.test(groups.table)
   const named = alias || groups.table === undefined ? table : groups.table

@@ -1,12 +1,9 @@
 import { quoteIdent } from '../sql/identifier.js'
+import { runnerOf, type DatabaseHandle } from './port.js'
+import { setupError } from '../errors.js'
 import type { ColumnSpec } from '../table/column.js'
 import { sqlLiteral, typeOf } from '../table/column-types.js'
 import { targetOf, type Table, type TableColumn } from '../table/table.js'
-
-/** Anything with pg's `query(text)`: a Pool, a client or `fastify.pg` (SPEC §6.23). */
-export interface Queryable {
-  query: (text: string, values?: unknown[]) => Promise<unknown>
-}
 
 /** The SQL type of a column, from its type's descriptor (a ForeignKey takes its target key's type). */
 export function sqlType (table: Table, column: TableColumn): string {
@@ -18,7 +15,7 @@ export function sqlType (table: Table, column: TableColumn): string {
 /** A declared default as a SQL literal; the value comes from code, never from a request. */
 function literal (column: ColumnSpec, value: unknown, where: string): string {
   const text = sqlLiteral(column, value)
-  if (text === undefined) throw new Error(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
+  if (text === undefined) throw setupError(`${where}: the default ${JSON.stringify(value)} does not fit the column's type (${column.type})`)
   return text
 }
 
@@ -103,15 +100,15 @@ export function createTablesSql (tables: readonly Table[]): string {
  * in one implicit transaction).
  * @example await createTables(app.pg, [userTable, director, movie])
  */
-export async function createTables (db: Queryable, tables: readonly Table[]): Promise<void> {
-  await db.query(createTablesSql(tables))
+export async function createTables (db: DatabaseHandle, tables: readonly Table[]): Promise<void> {
+  await runnerOf(db).run({ text: createTablesSql(tables), values: [] })
 }
 
 /**
  * Drops the tables (and what depends on them) if they exist.
  * @example await dropTables(app.pg, [movie, director])
  */
-export async function dropTables (db: Queryable, tables: readonly Table[]): Promise<void> {
+export async function dropTables (db: DatabaseHandle, tables: readonly Table[]): Promise<void> {
   if (tables.length === 0) return
-  await db.query(`DROP TABLE IF EXISTS ${tables.map((t) => quoteIdent(t.name)).join(', ')} CASCADE`)
+  await runnerOf(db).run({ text: `DROP TABLE IF EXISTS ${tables.map((t) => quoteIdent(t.name)).join(', ')} CASCADE`, values: [] })
 }

@@ -28,13 +28,34 @@ const SESSION_RESET = [Uint8Array.of(0x53, 0, 0, 0, 4), queryMessage('ROLLBACK')
 
 const PROTOCOL_3 = 196608
 
+/** libpq's rule for `options`: words split at spaces, a backslash keeps the next character. */
+function optionWords (options: string): string[] {
+  return (options.match(/(?:\\.|[^\s\\])+/g) ?? []).map((word) => word.replace(/\\(.)/g, '$1'))
+}
+
+/** The settings a startup message asks for through `options` (`-c name=value`, `--name=value`). */
+export function startupSettings (startup: Buffer): Array<[string, string]> {
+  const fields = startup.toString('utf8', 8).split('\0')
+  const at = fields.findIndex((field, i) => i % 2 === 0 && field === 'options')
+  const words = at === -1 ? [] : optionWords(fields[at + 1]!)
+  const settings: Array<[string, string]> = []
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!
+    const setting = word === '-c' ? words[++i] : word.startsWith('-c') ? word.slice(2) : word.startsWith('--') ? word.slice(2) : undefined
+    const equals = setting?.indexOf('=') ?? -1
+    if (equals > 0) settings.push([setting!.slice(0, equals).replaceAll('-', '_'), setting!.slice(equals + 1)])
+  }
+  return settings
+}
+
 /**
  * pglite-socket 0.0.20 hands each TCP chunk to PGlite as if it held whole protocol messages: a
  * message spread over two chunks (over about 64 KiB: a large INSERT, a long text value) crashes
  * the WebAssembly, and the process with it (fixed upstream in pglite-socket PR #873). This
- * regroups a socket's data into whole messages before the handler sees it.
+ * regroups a socket's data into whole messages before the handler sees it, and hands the
+ * startup message to `onStartup` before PGlite sees it.
  */
-function wholeMessages (socket: Socket): void {
+function wholeMessages (socket: Socket, onStartup: (startup: Buffer) => void): void {
   let pending: Buffer = Buffer.alloc(0)
   let typed = false // the startup message and the requests before it have no type byte
   const emit = socket.emit.bind(socket)
@@ -46,7 +67,10 @@ function wholeMessages (socket: Socket): void {
       const size = typed ? 1 + pending.readInt32BE(end + 1) : pending.readInt32BE(end)
       if (size < (typed ? 5 : 8)) { end = pending.length; break } // not PostgreSQL: let PGlite refuse it
       if (pending.length - end < size) break
-      if (!typed) typed = pending.readInt32BE(end + 4) === PROTOCOL_3
+      if (!typed && pending.readInt32BE(end + 4) === PROTOCOL_3) {
+        typed = true
+        onStartup(pending.subarray(end, end + size))
+      }
       end += size
     }
     if (end === 0) return true
@@ -54,6 +78,11 @@ function wholeMessages (socket: Socket): void {
     pending = pending.subarray(end)
     return emit('data', complete)
   }) as Socket['emit']
+}
+
+/** A SQL string literal. */
+function literal (value: string): string {
+  return `'${value.replaceAll("'", "''")}'`
 }
 
 /**
@@ -71,19 +100,28 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
   const db = await PGlite.create(options.dataDir)
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
+  const initialSearchPath = (await db.query<{ search_path: string }>('SHOW search_path')).rows[0]!.search_path
+  const sessionReset = [...SESSION_RESET, queryMessage(`SET search_path TO ${initialSearchPath}`)]
+  // PGlite is one session that every connection shares in turn: a client that leaves in a
+  // transaction, with prepared statements or with its own settings would hand them to the next
+  // one (pg's named statements then fail with "already exists"). Each connection starts
+  // without them, and with the settings its startup message asks for (`options=-c
+  // search_path=...` in the URL), as on a real server, which PGlite itself ignores. The reset
+  // is synchronous, so it runs before the new client's first message. (Not DISCARD ALL: its
+  // RESET ALL leaves PGlite with search_path pg_catalog.)
+  const startup = (message: Buffer): void => {
+    for (const [name, value] of startupSettings(message)) {
+      db.execProtocolRawSync(queryMessage(`SELECT set_config(${literal(name)}, ${literal(value)}, false)`))
+    }
+  }
   const internals = server as unknown as { handleConnection: (socket: Socket) => Promise<void> }
   const handleConnection = internals.handleConnection.bind(server)
   internals.handleConnection = async (socket) => {
-    wholeMessages(socket)
+    wholeMessages(socket, startup)
     await handleConnection(socket)
   }
-  // PGlite is one session that every connection shares in turn: a client that leaves in a
-  // transaction or with prepared statements would hand them to the next one (pg's named
-  // statements then fail with "already exists"). Each connection starts without them; the reset
-  // is synchronous, so it runs before the new client's first message. (Not DISCARD ALL: its
-  // RESET ALL leaves PGlite with search_path pg_catalog.)
   server.addEventListener('connection', () => {
-    for (const message of SESSION_RESET) db.execProtocolRawSync(message)
+    for (const message of sessionReset) db.execProtocolRawSync(message)
   })
   await server.start()
   const address = server.getServerConn()

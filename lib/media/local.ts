@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readdir, rm } from 'node:fs/promises'
 import { resolve, join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import { optionError, TABLECRUD_ERR_MEDIA_EXISTS, TABLECRUD_ERR_MEDIA_NOT_FOUND } from '../errors.js'
+import { errorCode, optionError, TABLECRUD_ERR_MEDIA_EXISTS, TABLECRUD_ERR_MEDIA_NOT_FOUND } from '../errors.js'
 import { checkKey } from './names.js'
 import { checkKeys, MediaStorage, type MediaStorageOptions } from './storage.js'
 
@@ -59,7 +59,7 @@ export class LocalMediaStorage extends MediaStorage {
     try {
       await pipeline(data, out)
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'EEXIST') {
+      if (errorCode(error) === 'EEXIST') {
         data.destroy()
         throw new TABLECRUD_ERR_MEDIA_EXISTS(key)
       }
@@ -78,8 +78,8 @@ export class LocalMediaStorage extends MediaStorage {
   /** The file as a stream; a key without a regular file (missing, or a folder) is a 404. */
   async getFile (key: string): Promise<Readable> {
     const notFound = new TABLECRUD_ERR_MEDIA_NOT_FOUND(JSON.stringify(key))
-    const handle = await open(this.path(key), 'r').catch((error: { code?: unknown }) => {
-      throw error.code === 'ENOENT' ? notFound : error
+    const handle = await open(this.path(key), 'r').catch((error: unknown) => {
+      throw errorCode(error) === 'ENOENT' ? notFound : error
     })
     if (!(await handle.stat()).isFile()) {
       await handle.close()
@@ -103,7 +103,7 @@ export class LocalMediaStorage extends MediaStorage {
     try {
       entries = await readdir(this.mediaPath, { withFileTypes: true })
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'ENOENT') return []
+      if (errorCode(error) === 'ENOENT') return []
       throw error
     }
     return entries.filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name).sort()

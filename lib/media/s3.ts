@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream'
-import { optionError, TABLECRUD_ERR_MEDIA_NOT_FOUND } from '../errors.js'
+import { optionError, setupError, TABLECRUD_ERR_MEDIA_NOT_FOUND } from '../errors.js'
 import { checkKey, contentTypeOf } from './names.js'
 import { checkKeys, MediaStorage, type MediaStorageOptions } from './storage.js'
 
@@ -42,7 +42,7 @@ async function loadSdk (): Promise<Sdk> {
     /* c8 ignore next 4 -- the packages are installed here (dev dependencies); this is the message for an integrator without them */
     .catch((error: Error) => {
       sdk = undefined
-      throw new Error(`s3MediaStorage needs @aws-sdk/client-s3 and @aws-sdk/s3-request-presigner: npm install them (${error.message})`)
+      throw setupError(`s3MediaStorage needs @aws-sdk/client-s3 and @aws-sdk/s3-request-presigner: npm install them (${error.message})`)
     })
   return await sdk
 }

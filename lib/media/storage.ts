@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
-import type { Queryable } from '../db/ddl.js'
-import { CONNECTION_CODES, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
+import { runnerOf, type DatabaseHandle } from '../db/port.js'
+import { CONNECTION_CODES, errorCode, optionError, TABLECRUD_ERR_MEDIA_COLUMN, TABLECRUD_ERR_MEDIA_UNAVAILABLE } from '../errors.js'
 import { compileFileKeys } from '../sql/media.js'
 import { scalarOf } from '../table/column.js'
 import { tableOf, type Table, type TableColumn } from '../table/table.js'
@@ -65,8 +65,10 @@ const STORE_CODES = new Set([...CONNECTION_CODES, 'ENETUNREACH', 'EACCES', 'EPER
  * returned as it is (the caller's, or a bug).
  */
 function unavailable (error: unknown): unknown {
-  const { code, $metadata: metadata } = error as { code?: unknown, $metadata?: { httpStatusCode?: number } }
-  const outage = STORE_CODES.has(code as string) || (metadata?.httpStatusCode ?? 0) >= 500
+  const code = errorCode(error)
+  // The AWS SDK's HTTP status, the one field here that is not an error code.
+  const { $metadata: metadata } = error as { $metadata?: { httpStatusCode?: number } }
+  const outage = (code !== null && STORE_CODES.has(code)) || (metadata?.httpStatusCode ?? 0) >= 500
   return outage ? new TABLECRUD_ERR_MEDIA_UNAVAILABLE({ cause: error }) : error
 }
 
@@ -120,20 +122,19 @@ export abstract class MediaStorage {
   abstract getFileKeys (): Promise<string[]>
 
   /** Every distinct key the column holds (an Array column's elements one by one), sorted. */
-  async getFileKeysFromDb (pool: Queryable): Promise<string[]> {
-    const statement = compileFileKeys(this.table, this.column)
-    const result = await pool.query(statement.text, [...statement.values]) as { rows: Array<{ key: string }> }
+  async getFileKeysFromDb (pool: DatabaseHandle): Promise<string[]> {
+    const result = await runnerOf(pool).run<{ key: string }>(compileFileKeys(this.table, this.column))
     return result.rows.map((r) => r.key)
   }
 
   /** The stored keys no row refers to. */
-  async getUnusedFileKeys (pool: Queryable): Promise<string[]> {
+  async getUnusedFileKeys (pool: DatabaseHandle): Promise<string[]> {
     const used = new Set(await this.getFileKeysFromDb(pool))
     return (await this.getFileKeys()).filter((key) => !used.has(key))
   }
 
   /** Deletes the stored files no row refers to, and returns their keys. */
-  async deleteUnusedFiles (pool: Queryable): Promise<string[]> {
+  async deleteUnusedFiles (pool: DatabaseHandle): Promise<string[]> {
     const unused = await this.getUnusedFileKeys(pool)
     await this.bulkDeleteFiles(unused)
     return unused

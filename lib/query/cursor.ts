@@ -33,7 +33,9 @@ export function sealCursor (key: Buffer, binding: string, values: CursorValues):
 /** The values a cursor holds, or undefined when it does not open for this binding (or is no cursor at all). */
 export function openCursor (key: Buffer, binding: string, text: string, length: number): CursorValues | undefined {
   const raw = Buffer.from(text, 'base64url')
-  if (raw.length <= IV_BYTES + TAG_BYTES) return undefined
+  // Node's decoder skips what is not base64url and reads padding and the last character's
+  // spare bits leniently: only the exact spelling issued is the cursor (SPEC §7.1).
+  if (raw.length <= IV_BYTES + TAG_BYTES || raw.toString('base64url') !== text) return undefined
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, IV_BYTES))
     decipher.setAAD(Buffer.from(binding))

@@ -43,6 +43,11 @@ export interface KeyDescriptor {
   readonly parse: (column: ColumnSpec, text: string) => unknown
   /** The `:id` path parameter, for OpenAPI. */
   readonly schema: (column: ColumnSpec, description: string) => TSchema
+  /**
+   * The JSON type of a key value as pg reads it and a JWT's `user_id` carries it: a number for
+   * the 32- and 16-bit integers, a string for the rest (a 64-bit integer comes back as text).
+   */
+  readonly json: 'number' | 'string'
   /** The SQL type of a ForeignKey pointing at this key (a Serial is referenced as integer). */
   readonly referencedAs: (column: ColumnSpec) => string
   /** The database assigns every key: a client may only send null, and a given value is a 400. */
@@ -164,6 +169,7 @@ function numberLiteral (_column: ColumnSpec, value: unknown): string | undefined
 const textKey = (sql: (c: ColumnSpec) => string): KeyDescriptor => ({
   parse: (column, text) => text === '' || text.includes('\0') || (column.length !== undefined && [...text].length > column.length) ? undefined : text,
   schema: (column, description) => Type.String({ minLength: 1, ...(column.length === undefined ? {} : { maxLength: column.length }), description }),
+  json: 'string',
   referencedAs: sql,
   assigned: false,
   sqlDefault: null
@@ -284,6 +290,7 @@ export const COLUMN_TYPES = {
     key: {
       parse: (_column, text) => { const n = parseInteger(text); return n !== undefined && n > 0 ? n : undefined },
       schema: (_column, description) => Type.Integer({ minimum: 1, maximum: INT32.maximum, description }),
+      json: 'number',
       referencedAs: fixed('integer'),
       assigned: true,
       sqlDefault: null
@@ -308,6 +315,7 @@ export const COLUMN_TYPES = {
     key: {
       parse: (_column, text) => parseInteger(text),
       schema: (_column, description) => Type.Integer({ ...INT32, description }),
+      json: 'number',
       referencedAs: fixed('integer'),
       assigned: false,
       sqlDefault: null
@@ -432,6 +440,7 @@ export const COLUMN_TYPES = {
     key: {
       parse: (_column, text) => parseSmallInt(text),
       schema: (_column, description) => Type.Integer({ ...INT16, description }),
+      json: 'number',
       referencedAs: fixed('smallint'),
       assigned: false,
       sqlDefault: null
@@ -447,6 +456,7 @@ export const COLUMN_TYPES = {
     key: {
       parse: (_column, text) => parseBigInt(text),
       schema: (_column, description) => Type.String({ pattern: BIGINT_PATTERN, description }),
+      json: 'string',
       referencedAs: fixed('bigint'),
       assigned: false,
       sqlDefault: null
@@ -491,6 +501,7 @@ export const COLUMN_TYPES = {
     key: {
       parse: (_column, text) => parseUuid(text),
       schema: (_column, description) => Type.String({ pattern: UUID_IN.source, description }),
+      json: 'string',
       referencedAs: fixed('uuid'),
       assigned: false,
       // A client may name the key; left out, the database makes a random one.

@@ -4,9 +4,17 @@
  * database's text stays out of the body. Each returns the reason, or null when the value fits.
  */
 
-/** PostgreSQL text cannot hold U+0000 (22021 `invalid byte sequence for encoding "UTF8": 0x00`). */
+/** A UTF-16 surrogate not in a pair: under the `u` flag a well-formed pair reads as one code point. */
+const LONE_SURROGATE = /\p{Cs}/u
+
+/**
+ * PostgreSQL text cannot hold U+0000 (22021 `invalid byte sequence for encoding "UTF8": 0x00`),
+ * and a lone surrogate (`"\ud800"` in JSON) has no UTF-8 form: pg would send U+FFFD in its place,
+ * storing another string than the one sent.
+ */
 export function textProblem (value: string): string | null {
-  return value.includes('\0') ? 'must be a string without NUL characters' : null
+  if (value.includes('\0')) return 'must be a string without NUL characters'
+  return LONE_SURROGATE.test(value) ? 'must be well-formed Unicode: no lone surrogate such as \\ud800' : null
 }
 
 /**
@@ -45,16 +53,24 @@ export function rectangularProblem (value: readonly unknown[], depth: number): s
   return null
 }
 
+function jsonTextProblem (text: string): string | null {
+  if (text.includes('\0')) return 'must not hold NUL characters in its strings or keys'
+  return LONE_SURROGATE.test(text) ? 'must be well-formed Unicode in its strings and keys: no lone surrogate such as \\ud800' : null
+}
+
 /**
  * PostgreSQL's jsonb cannot hold U+0000 in a string or a key (22P05 `unsupported Unicode
- * escape sequence`).
+ * escape sequence`), nor a lone surrogate (its raw text would come back), and a number past a
+ * double's range (`1e400`) was parsed to Infinity, which JSON writes as `null`: each would store
+ * another value than the one sent.
  */
 export function jsonProblem (value: unknown): string | null {
-  const holdsNul = (v: unknown): boolean => {
-    if (typeof v === 'string') return v.includes('\0')
-    if (Array.isArray(v)) return v.some(holdsNul)
-    if (typeof v === 'object' && v !== null) return Object.entries(v).some(([key, inner]) => key.includes('\0') || holdsNul(inner))
-    return false
+  if (typeof value === 'string') return jsonTextProblem(value)
+  if (typeof value === 'number') return Number.isFinite(value) ? null : 'must hold only numbers a double can: 1e400 is beyond its range'
+  if (typeof value !== 'object' || value === null) return null
+  for (const [key, inner] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
+    const problem = (typeof key === 'string' ? jsonTextProblem(key) : null) ?? jsonProblem(inner)
+    if (problem !== null) return problem
   }
-  return holdsNul(value) ? 'must not hold NUL characters in its strings or keys' : null
+  return null
 }

@@ -2,7 +2,9 @@ import type { FastifyRequest } from 'fastify'
 import {
   TABLECRUD_ERR_AUTH_CAPTCHA, TABLECRUD_ERR_MFA_FAILED, TABLECRUD_ERR_MFA_PROVIDER, TABLECRUD_ERR_MFA_REQUIRED
 } from '../../lib/errors.js'
-import type { AuthDb, AuthUser } from '../../lib/auth/users.js'
+import type { AuthUser } from '../../lib/auth/users.js'
+import type { MfaDbContext } from '../../lib/auth/mfa.js'
+import type { Database } from '../../lib/db/port.js'
 import { stringField } from './credentials.js'
 
 /**
@@ -23,10 +25,10 @@ export interface Captcha {
   verify: (token: string, request: FastifyRequest) => boolean | Promise<boolean>
 }
 
-/** What an MFA provider is given with each call. */
-export interface MfaContext {
-  /** The application's database (`fastify.pg`). */
-  db: AuthDb
+/** What an MFA provider is given with each call: `authenticatorProvider`'s context, with the request. */
+export interface MfaContext extends MfaDbContext {
+  /** The plugin's database port (its `pg` or `pool` option, else `fastify.pg`): `run(statement)`, or pg's `query(text, values)`. */
+  db: Database
   request: FastifyRequest
 }
 

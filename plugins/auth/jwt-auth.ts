@@ -2,12 +2,12 @@ import type { FastifyPluginAsync } from 'fastify'
 import fp from 'fastify-plugin'
 import {
   TABLECRUD_ERR_AUTH_TOKEN_EXPIRED, TABLECRUD_ERR_AUTH_TOKEN_INVALID, TABLECRUD_ERR_AUTH_TOKEN_NOT_FOUND,
-  TABLECRUD_ERR_AUTH_TOKEN_REVOKED, TABLECRUD_ERR_AUTH_USER_NOT_FOUND, optionError
+  TABLECRUD_ERR_AUTH_TOKEN_REVOKED, TABLECRUD_ERR_AUTH_USER_NOT_FOUND, errorCode, optionError
 } from '../../lib/errors.js'
 import { userTable } from '../../lib/table/auth-tables.js'
-import { isInt32 } from '../../lib/values/index.js'
 import { activeUserById, type AuthUser } from '../../lib/auth/users.js'
 import type { Table } from '../../lib/table/index.js'
+import { typeOf } from '../../lib/table/column-types.js'
 import { databaseOf, secretProblem, tableOption } from './options.js'
 import { privateJwt } from './private-jwt.js'
 import { fail, protectContext, refuse } from './protect.js'
@@ -36,11 +36,18 @@ const NAME = 'jwtAuth'
 /** Three base64url segments, unpadded: anything else (padding, spaces, `alg: none`'s empty signature) is not a JWS. */
 const JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/
 
-/** Whether `id` can be a value of the table's primary key, so the lookup cannot fail on its type. */
+/**
+ * Whether `id` can be a value of the table's primary key, so the lookup cannot fail on its
+ * type: of the JSON type its key type's descriptor gives (`jwtLogin` signed what pg read), and
+ * a value of that type as a filter would take it (in range, a UUID's form, no NUL); a value that
+ * merely matches no user is looked up, and is `User not found`.
+ */
 function idChecker (table: Table): (id: unknown) => id is number | string {
-  return table.primaryKey.type === 'serial' || table.primaryKey.type === 'integer'
-    ? isInt32
-    : (id): id is string => typeof id === 'string' && !id.includes('\0')
+  const column = table.primaryKey
+  const type = typeOf(column)
+  const key = type.key!
+  const ofType = key.json === 'number' ? (id: unknown) => typeof id === 'number' : (id: unknown) => typeof id === 'string'
+  return (id): id is number | string => ofType(id) && type.parse(column, String(id)) !== undefined
 }
 
 /**
@@ -78,7 +85,7 @@ const jwtAuthPlugin: FastifyPluginAsync<JwtAuthOptions> = async function jwtAuth
       payload = jwt.verify(token)
     } catch (error) {
       // Every verifier error is a 401: @fastify/jwt would let several through as 500s.
-      return (error as { code?: unknown }).code === 'FAST_JWT_EXPIRED' ? new TABLECRUD_ERR_AUTH_TOKEN_EXPIRED() : new TABLECRUD_ERR_AUTH_TOKEN_INVALID()
+      return errorCode(error) === 'FAST_JWT_EXPIRED' ? new TABLECRUD_ERR_AUTH_TOKEN_EXPIRED() : new TABLECRUD_ERR_AUTH_TOKEN_INVALID()
     }
     if (!isId(payload.user_id) || !datesValid(payload)) return new TABLECRUD_ERR_AUTH_TOKEN_INVALID()
     if (blacklist !== undefined && await blacklist(token)) return new TABLECRUD_ERR_AUTH_TOKEN_REVOKED()

@@ -5,7 +5,8 @@ import { COST_RULE, isCost, resolveCost } from '../../lib/auth/password.js'
 import { parseDuration } from '../../lib/auth/duration.js'
 import { excludedPathsProblem, pathMatcher } from '../../lib/auth/paths.js'
 import { sessionTableProblem } from '../../lib/auth/sessions.js'
-import { authTableProblem, type AuthDb } from '../../lib/auth/users.js'
+import { authTableProblem } from '../../lib/auth/users.js'
+import type { Database } from '../../lib/db/port.js'
 import { isTable, type Table } from '../../lib/table/index.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 
@@ -17,7 +18,7 @@ import { databaseHelper, type PoolOptions } from '../database.js'
  * is there). lib/auth's reads and writes run through it, under the same connection policy as
  * TableCRUD's.
  */
-export function databaseOf (fastify: FastifyInstance, plugin: string, options: PoolOptions, needed = true): AuthDb | null {
+export function databaseOf (fastify: FastifyInstance, plugin: string, options: PoolOptions, needed = true): Database | null {
   const chosen = options.pg !== undefined || options.pool !== undefined
   return needed || chosen || fastify.hasDecorator('pg') ? databaseHelper(fastify, plugin, { pg: options.pg, pool: options.pool }) : null
 }

@@ -55,7 +55,7 @@ function encoder (format: ExportFormat, shape: Shape): { head: string, line: (ro
  */
 export async function sendExport (c: CrudContext, reply: FastifyReply, query: ListQuery, format: ExportFormat): Promise<FastifyReply> {
   const statement = compileExport(c.query, query, c.options.maxExportRows ?? null)
-  const cursor = await c.db.cursor(statement)
+  const cursor = await c.db.cursor(statement, 'read')
   let first: Array<Record<string, unknown>>
   try {
     first = await cursor.read(BATCH)

@@ -35,7 +35,7 @@ export function helperRoutes (c: CrudContext): void {
     validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getIds', request)
-      const result = await db.run<{ id: number | string, readable: string }>(compileIds(ctx, request.query))
+      const result = await db.run<{ id: number | string, readable: string }>(compileIds(ctx, request.query), 'read')
       const out: Record<string, string> = {}
       for (const r of result.rows) out[String(r.id)] = r.readable
       return out

@@ -37,7 +37,7 @@ export function readRoutes (c: CrudContext): void {
       // In 'estimated' mode the total is counted (or estimated) apart, not by the window.
       const windowTotal = query.rangeHeader && c.options.countMode === 'exact'
       const statement = compileList(ctx, query, windowTotal)
-      const result = await db.run(statement)
+      const result = await db.run(statement, 'read')
       const rows = rowsOf(result, statement)
       if (query.rangeHeader) await contentRange(c, reply, query, statement, result.rows)
       if (customShape(statement, query.readable)) serialiseShape(reply, statement.shape, true)
@@ -61,7 +61,7 @@ export function readRoutes (c: CrudContext): void {
       await c.validate('getSingle', request)
       const key = parseId(table, request.params.id)
       const statement = compileSingle(ctx, key, query)
-      const result = await db.run(statement)
+      const result = await db.run(statement, 'read')
       if (result.rows.length === 0) throw new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
       const served = rowsOf(result, statement)[0]!
       // The ETag of these fields as served: another __visible_fields is another representation (SPEC §7.3).
@@ -88,7 +88,7 @@ const conditionalHeaders = {
  */
 async function keysetPage (c: CrudContext, serialiseShape: ReturnType<typeof shapeSerialiser>, request: FastifyRequest, reply: FastifyReply, query: ListQuery, after: CursorValues | null): Promise<unknown> {
   const statement = compileKeyset(c.query, query, after, query.pageSize + 1)
-  const result = await c.db.run(statement)
+  const result = await c.db.run(statement, 'read')
   const more = result.rows.length > query.pageSize
   const page = more ? result.rows.slice(0, query.pageSize) : result.rows
   let next: string | null = null

@@ -1,5 +1,5 @@
 import type { FastifyReply } from 'fastify'
-import type { QueryResult } from 'pg'
+import type { Result } from '../../lib/db/port.js'
 import { shapeRow } from '../../lib/sql/select.js'
 import type { SelectStatement, Shape } from '../../lib/table/statement.js'
 import { listResponse } from '../../schemas/responses.js'
@@ -28,7 +28,7 @@ export function shapeSerialiser (): (reply: FastifyReply, shape: Shape, list: bo
 }
 
 /** The response rows of a SELECT: pg's rows as they are when the shape is flat. */
-export function rowsOf (result: QueryResult<Row>, statement: SelectStatement): Row[] {
+export function rowsOf (result: Result<Row>, statement: SelectStatement): Row[] {
   return statement.shape.flat ? result.rows : result.rows.map((r) => shapeRow(r, statement.shape))
 }
 

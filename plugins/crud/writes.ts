@@ -10,7 +10,7 @@ import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, comp
 import { aRow, idParamsSchema, listQuerySchema } from '../../schemas/query.js'
 import { DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
-import type { Runner } from '../database.js'
+import type { Runner } from '../../lib/db/port.js'
 import { bodyValues, type BodyValues } from './body.js'
 import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'

@@ -1,7 +1,9 @@
 import t from 'tap'
 import { totpCode } from '../../lib/auth/totp.js'
-import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
 import { freshCode } from '../helpers/totp.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * SPEC §5.3 in a real browser, against the demo: sign up, log in through the form, set up MFA

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * The demo's pages under its `csp` plugin (SPEC §5.6), in headless Chromium: each is served

@@ -7,7 +7,9 @@ import { openApi } from '../../plugins/openapi.js'
 import { csrf } from '../../plugins/web/csrf.js'
 import { csp } from '../../plugins/web/csp.js'
 import { testDatabase } from '../helpers/db.js'
-import { browserMissing, launchChromium, watchedPage } from '../helpers/browser.js'
+import { browserMissing, launchChromium, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * CSRF and CSP in a real browser (SPEC §5.5, §5.6): a form posted from a page of another

@@ -4,7 +4,9 @@ import fastifyPostgres from '@fastify/postgres'
 import { column, createTables, csrf, defineTable, sessionAuth, sessionTable, tableCrud, userTable } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import { testDatabase } from '../helpers/db.js'
-import { browserMissing, drawnOperations, launchChromium, watchedPage } from '../helpers/browser.js'
+import { browserMissing, drawnOperations, launchChromium, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * Swagger UI with many operations: writable TableCRUD mounts behind sessionAuth (the cookieAuth

@@ -2,7 +2,9 @@ import t from 'tap'
 import { mkdtemp, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * Swagger UI in a real browser: the demo's /docs renders every table's operations, and "Try it

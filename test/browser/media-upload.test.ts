@@ -3,7 +3,9 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DEMO_USER } from '../../examples/movies/app.js'
-import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * The demo's poster upload from Swagger UI, in a real browser: authorize with a token, "Try it

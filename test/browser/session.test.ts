@@ -1,6 +1,8 @@
 import t from 'tap'
 import { DEMO_USER } from '../../examples/movies/app.js'
-import { browserMissing, demoInBrowser, watchedPage } from '../helpers/browser.js'
+import { browserMissing, demoInBrowser, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
+
+t.setTimeout(BROWSER_FILE_LIMIT_MS)
 
 /*
  * Session login in a real browser, against the demo: the form at /login/, the cookie, the page

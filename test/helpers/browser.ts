@@ -15,6 +15,16 @@ export function browserMissing (): string | null {
   return existsSync(CHROMIUM) ? null : `chromium is absent: ${CHROMIUM} not found (apt-get install chromium); the browser test did not run`
 }
 
+/*
+ * Guards against a hang, not waits: every wait is for a condition. Measured on 2 cores at load
+ * 20 (seven test runs at once), Swagger UI drew in up to 48 s (2 s idle) and the slowest browser
+ * file took 104 s; the guards are several times that, so a busy CI machine does not fail them.
+ */
+/** How long one page action may wait for its condition. */
+export const PAGE_TIMEOUT_MS = 120_000
+/** How long a browser test file may run (`t.setTimeout` at its top). */
+export const BROWSER_FILE_LIMIT_MS = 600_000
+
 export async function launchChromium (): Promise<Browser> {
   return await chromium.launch({
     executablePath: CHROMIUM,
@@ -43,7 +53,7 @@ export interface WatchedPage {
 export async function watchedPage (browser: Browser, { csp, viewport }: { csp?: string, viewport?: { width: number, height: number } } = {}): Promise<WatchedPage> {
   const context = await browser.newContext({ viewport })
   const page = await context.newPage()
-  page.setDefaultTimeout(20000)
+  page.setDefaultTimeout(PAGE_TIMEOUT_MS)
   const violations: string[] = []
   const errors: string[] = []
   const requested: string[] = []

@@ -1,11 +1,12 @@
 import pg from 'pg'
+import tap from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../lib/db/embedded.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
 export interface TestDatabase {
-  /** Where this test file's own schema is the search path. */
+  /** Where this test's own schema is the search path. */
   connectionString: string
   /** Pool size to use: PGlite is one session. */
   max: number
@@ -16,36 +17,48 @@ export interface TestDatabase {
 /** The server under test, from `DATABASE_URL`; unset means the embedded one. */
 export const DATABASE_URL = Object.freeze({ value: process.env.DATABASE_URL ?? null }).value
 
-let embedded: Promise<EmbeddedPostgres> | null = null
-
 /** How long a pool keeps an idle connection to the embedded server (see testDatabase). */
 export const EMBEDDED_IDLE_MS = 20
 
+let embedded: Promise<EmbeddedPostgres> | null = null
+
 /**
- * Gives the calling test file its own PostgreSQL schema on the `DATABASE_URL` server, or its
- * own embedded server when that is unset, and removes it at the end.
+ * The embedded server of this test file: started by the first test that asks (it takes seconds),
+ * shared by the file's tests, each in its own schema, and stopped when the file's tests end.
+ */
+function embeddedServer (): Promise<EmbeddedPostgres> {
+  if (embedded === null) {
+    const server = embedded = startEmbeddedPostgres()
+    tap.teardown(async () => { await (await server).stop() })
+  }
+  return embedded
+}
+
+/** Runs one statement on a connection of its own (the embedded server serves one at a time). */
+async function runAlone (connectionString: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString })
+  await client.connect()
+  try { await client.query(text) } finally { await client.end() }
+}
+
+/**
+ * Gives the calling test its own PostgreSQL schema, on the `DATABASE_URL` server or, when that
+ * is unset, on this file's embedded server, and drops it at the test's end.
  */
 export async function testDatabase (t: Teardown): Promise<TestDatabase> {
-  if (DATABASE_URL === null) {
-    embedded ??= startEmbeddedPostgres()
-    const server = await embedded
-    // The embedded server serves one connection at a time: an idle one would hold up the app's.
-    const pool = new pg.Pool({ connectionString: server.connectionString, max: 1, idleTimeoutMillis: EMBEDDED_IDLE_MS })
-    t.teardown(async () => { await pool.end(); await server.stop() })
-    return { connectionString: server.connectionString, max: 1, embedded: true, pool }
-  }
+  const isEmbedded = DATABASE_URL === null
+  const server = DATABASE_URL ?? (await embeddedServer()).connectionString
   const schema = `test_${process.pid}_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: DATABASE_URL })
-  await admin.connect()
-  await admin.query(`CREATE SCHEMA "${schema}"`)
-  const url = new URL(DATABASE_URL)
+  await runAlone(server, `CREATE SCHEMA "${schema}"`)
+  const url = new URL(server)
   url.searchParams.set('options', `-c search_path=${schema}`)
   const connectionString = url.toString()
-  const pool = new pg.Pool({ connectionString, max: 4 })
+  // The embedded server serves one connection at a time: an idle one would hold up the app's.
+  const max = isEmbedded ? 1 : 4
+  const pool = new pg.Pool({ connectionString, max, ...(isEmbedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) })
   t.teardown(async () => {
     await pool.end()
-    await admin.query(`DROP SCHEMA "${schema}" CASCADE`)
-    await admin.end()
+    await runAlone(server, `DROP SCHEMA "${schema}" CASCADE`)
   })
-  return { connectionString, max: 4, embedded: false, pool }
+  return { connectionString, max, embedded: isEmbedded, pool }
 }

@@ -63,7 +63,7 @@ t.test("'named' (the default) prepares each statement on the connection; 'unname
   t.equal(await preparedCount(unnamed.helper), 0, 'unnamed: nothing left on the connection')
 })
 
-/** A pool of one connection that records the text of every simple query sent on it (BEGIN, COMMIT...). */
+/** A pool of one connection that records the transaction statements sent on it (BEGIN, COMMIT, ROLLBACK). */
 function recordingPool (t: Test): { pool: pg.Pool, sent: string[] } {
   const pool = new pg.Pool({ connectionString: db.connectionString, max: 1 })
   t.teardown(async () => await pool.end())
@@ -73,7 +73,13 @@ function recordingPool (t: Test): { pool: pg.Pool, sent: string[] } {
     if (wrapped.has(client)) return
     wrapped.add(client)
     const query = client.query.bind(client) as (...args: unknown[]) => unknown
-    Object.assign(client, { query: (...args: unknown[]) => { if (typeof args[0] === 'string') sent.push(args[0]); return query(...args) } })
+    Object.assign(client, {
+      query: (...args: unknown[]) => {
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown }).text
+        if (typeof text === 'string' && /^(BEGIN|COMMIT|ROLLBACK)$/.test(text)) sent.push(text)
+        return query(...args)
+      }
+    })
   })
   return { pool, sent }
 }

@@ -4,12 +4,24 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startEmbeddedPostgres } from '../../../lib/db/embedded.js'
+import { startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded.js'
 
-t.test('starts, answers, survives a failed query, stops', async (t) => {
-  const server = await startEmbeddedPostgres()
+/*
+ * Three embedded servers start here, each seconds of WebAssembly start-up on an idle machine;
+ * at load 20 on 2 cores (seven test runs at once) the file took 170 s, near tap's default 180 s.
+ * The limit guards against a hang only.
+ */
+t.setTimeout(600_000)
+
+/** One server for the tests below (each start costs seconds), which each leave it as they found it. */
+const shared = startEmbeddedPostgres()
+t.teardown(async () => { await (await shared).stop() })
+
+t.test('answers, and survives a failed query', async (t) => {
+  const server = await shared
   t.match(server.connectionString, /^postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\?sslmode=disable$/)
   const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  t.teardown(() => pool.end())
   const one = await pool.query('SELECT 1 AS n, version() AS version')
   t.equal(one.rows[0].n, 1)
   t.match(one.rows[0].version, /^PostgreSQL \d+/)
@@ -25,16 +37,7 @@ t.test('starts, answers, survives a failed query, stops', async (t) => {
   await client.query('ROLLBACK')
   client.release()
   t.strictSame((await pool.query('SELECT 4 AS n')).rows, [{ n: 4 }], 'a rolled-back transaction leaves the session usable')
-
-  await pool.end()
-  await server.stop()
-  const late = new pg.Client({ connectionString: server.connectionString })
-  await t.rejects(late.connect(), { code: 'ECONNREFUSED' }, 'nothing listens after stop')
 })
-
-/** One server for the tests below, which each leave it as they found it. */
-const shared = startEmbeddedPostgres()
-t.teardown(async () => { await (await shared).stop() })
 
 t.test('a connection starts without what the previous one left', async (t) => {
   const server = await shared
@@ -62,6 +65,51 @@ t.test('a connection starts without what the previous one left', async (t) => {
   t.strictSame((await pool.query({ ...named, values: [7] })).rows, [{ n: 7 }],
     'a named statement is prepared again on a new connection')
   t.strictSame((await pool.query('SHOW search_path')).rows, [{ search_path: 'public' }], 'tables are still found')
+
+  const setter = await pool.connect()
+  await setter.query('SET search_path TO pg_catalog')
+  setter.release(true)
+  t.strictSame((await pool.query('SHOW search_path')).rows, [{ search_path: 'public' }], 'a setting the previous connection made is gone')
+})
+
+t.test("a connection gets the settings its URL's options ask for, and only that connection", async (t) => {
+  const server = await shared
+  const pool = new pg.Pool({ connectionString: server.connectionString, max: 1 })
+  t.teardown(() => pool.end())
+  await pool.query('CREATE SCHEMA own_schema')
+  await pool.query('CREATE TABLE own_schema.only_here (id integer)')
+  const url = new URL(server.connectionString)
+  url.searchParams.set('options', '-c search_path=own_schema -c statement_timeout=1234')
+  const own = new pg.Client({ connectionString: url.toString() })
+  await own.connect()
+  t.strictSame((await own.query('SELECT current_setting(\'search_path\') AS path, current_setting(\'statement_timeout\') AS timeout')).rows,
+    [{ path: 'own_schema', timeout: '1234ms' }])
+  t.strictSame((await own.query('SELECT count(*)::integer AS n FROM only_here')).rows, [{ n: 0 }], 'its tables are found unqualified')
+  await own.end()
+  t.strictSame((await pool.query('SHOW search_path')).rows, [{ search_path: 'public' }], 'the next connection has the default again')
+  await pool.query('DROP SCHEMA own_schema CASCADE')
+})
+
+t.test('startup options are read as libpq writes them', async (t) => {
+  /** A protocol 3 startup message with these parameters. */
+  const startup = (...fields: string[]): Buffer => {
+    const body = Buffer.from(fields.map((field) => field + '\0').join('') + '\0')
+    const message = Buffer.alloc(8 + body.length)
+    message.writeInt32BE(message.length, 0)
+    message.writeInt32BE(196608, 4)
+    body.copy(message, 8)
+    return message
+  }
+  const cases: Array<[string, string[], Array<[string, string]>]> = [
+    ['no options', ['user', 'postgres', 'database', 'postgres'], []],
+    ['-c with a space', ['user', 'u', 'options', '-c search_path=a'], [['search_path', 'a']]],
+    ['-c joined, and --name with dashes', ['options', '-csearch_path=a --statement-timeout=5'], [['search_path', 'a'], ['statement_timeout', '5']]],
+    ['escaped spaces and backslashes', ['options', '-c search_path=my\\ schema\\\\x'], [['search_path', 'my schema\\x']]],
+    ['words that set nothing', ['options', '-c =1 --x -v'], []],
+    ['-c at the end', ['options', '-c'], []],
+    ['a value named options', ['application_name', 'options'], []]
+  ]
+  for (const [name, fields, settings] of cases) t.strictSame(startupSettings(startup(...fields)), settings, name)
 })
 
 t.test('messages larger than a TCP chunk arrive whole', async (t) => {
@@ -101,7 +149,7 @@ async function freePort (): Promise<number> {
   return port
 }
 
-t.test('a data directory keeps the data across restarts, on the port asked for', async (t) => {
+t.test('stops; a data directory keeps the data across restarts, on the port asked for', async (t) => {
   const dataDir = await mkdtemp(join(tmpdir(), 'tablecrud-embedded-'))
   t.teardown(() => rm(dataDir, { recursive: true, force: true }))
   const port = await freePort()
@@ -113,6 +161,8 @@ t.test('a data directory keeps the data across restarts, on the port asked for',
   await pool.query("INSERT INTO kept VALUES (1, 'Alien'), (2, 'Heat')")
   await pool.end()
   await first.stop()
+  const late = new pg.Client({ connectionString: first.connectionString })
+  await t.rejects(late.connect(), { code: 'ECONNREFUSED' }, 'nothing listens after stop')
 
   const second = await startEmbeddedPostgres({ dataDir })
   const again = new pg.Pool({ connectionString: second.connectionString, max: 1 })

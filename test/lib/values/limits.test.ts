@@ -7,6 +7,12 @@ t.test('text: NUL characters', async (t) => {
   t.equal(textProblem('a\u0000b'), 'must be a string without NUL characters')
   t.equal(textProblem('\u0000'), 'must be a string without NUL characters')
   t.equal(textProblem('a\u0001b ü 😀'), null)
+  t.equal(textProblem('\ud83d\ude00 a well-formed pair'), null)
+})
+
+t.test('text: lone surrogates, which have no UTF-8 form', async (t) => {
+  const problem = 'must be well-formed Unicode: no lone surrogate such as \\ud800'
+  for (const value of ['\ud800', 'a\udfffb', '\ude00\ud83d', '😀\ud83d']) t.equal(textProblem(value), problem, JSON.stringify(value))
   t.equal(textProblem(''), null)
 })
 
@@ -38,5 +44,13 @@ t.test('nested arrays: rectangular, none empty or null', async (t) => {
 t.test('jsonb: NUL in any string or key', async (t) => {
   const problem = 'must not hold NUL characters in its strings or keys'
   for (const value of ['a\u0000', ['x', ['\u0000']], { a: { b: 'c\u0000' } }, { 'k\u0000': 1 }]) t.equal(jsonProblem(value), problem, JSON.stringify(value))
-  for (const value of ['a', 1, null, true, ['x', [1]], { a: { b: 'c' } }, []]) t.equal(jsonProblem(value), null, JSON.stringify(value))
+  for (const value of ['a', 1, null, true, ['x', [1]], { a: { b: 'c' } }, [], { '1e400': 1.7976931348623157e308 }, '😀']) t.equal(jsonProblem(value), null, JSON.stringify(value))
+})
+
+t.test('jsonb: lone surrogates in strings or keys, numbers past a double', async (t) => {
+  const unicode = 'must be well-formed Unicode in its strings and keys: no lone surrogate such as \\ud800'
+  for (const value of ['\ud800', ['x', { a: 'b\udc00' }], { 'k\ud800': 1 }]) t.equal(jsonProblem(value), unicode, JSON.stringify(value))
+  const range = 'must hold only numbers a double can: 1e400 is beyond its range'
+  for (const value of [Infinity, [1, -Infinity], { a: { b: [NaN] } }]) t.equal(jsonProblem(value), range, String(value))
+  t.equal(jsonProblem([{ 'a\u0000': Infinity }]), 'must not hold NUL characters in its strings or keys', 'the first problem found is named')
 })

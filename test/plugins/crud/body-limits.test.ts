@@ -19,12 +19,16 @@ const invalid = (errors: Array<[string, string]>): Record<string, unknown> => er
 
 const NUL = 'must be a string without NUL characters'
 const REAL = 'must be a number a real can hold: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45'
+const UNICODE = 'must be well-formed Unicode: no lone surrogate such as \\ud800'
 const RAGGED = 'must be a rectangular array: the inner arrays at each depth all of one length, none empty or null'
 
 const CASES: Array<[string, Record<string, unknown>, Array<[string, string]>]> = [
   ['a NUL in a varchar', { name: 'Star\u0000Wars' }, [['name', NUL]]],
   ['a NUL in a text', { synopsis: 'a\u0000b' }, [['synopsis', NUL]]],
   ['a NUL in an array element', { tags: ['ok', 'b\u0000'] }, [['tags', NUL]]],
+  ['a lone surrogate in a varchar', { name: 'Star\ud800Wars' }, [['name', UNICODE]]],
+  ['a lone surrogate in a text', { synopsis: '\udfff' }, [['synopsis', UNICODE]]],
+  ['a lone surrogate in an array element', { tags: ['ok', 'b\ud83d'] }, [['tags', UNICODE]]],
   ['a real over the top', { rating: 1e39 }, [['rating', REAL]]],
   ['a real under the bottom', { rating: -3.5e38 }, [['rating', REAL]]],
   ['a real too close to zero', { rating: 1e-50 }, [['rating', REAL]]],
@@ -103,11 +107,22 @@ t.test('jsonb: a NUL in any string or key of the value is a 400 naming the field
     const res = await app.inject({ method: 'POST', url: '/docs/', payload: { body } })
     t.strictSame([res.statusCode, json(res)], [400, invalid([['body', JSONB]])], JSON.stringify(body))
   }
+  const UNICODE_JSON = 'must be well-formed Unicode in its strings and keys: no lone surrogate such as \\ud800'
+  for (const body of [{ a: 'x\ud800' }, ['ok', ['\udc00']], { 'k\ud800': 1 }]) {
+    const res = await app.inject({ method: 'POST', url: '/docs/', payload: { body } })
+    t.strictSame([res.statusCode, json(res)], [400, invalid([['body', UNICODE_JSON]])], JSON.stringify(body))
+  }
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would have stored as null.
+  for (const text of ['{"a": 1e400}', '[1, -1e400]', '{"a": {"b": [2e308]}}']) {
+    const res = await app.inject({ method: 'POST', url: '/docs/', headers: { 'content-type': 'application/json' }, payload: `{"body": ${text}}` })
+    t.strictSame([res.statusCode, json(res)], [400, invalid([['body', 'must hold only numbers a double can: 1e400 is beyond its range']])], text)
+  }
   const real = await app.inject({ method: 'POST', url: '/docs/', payload: { weights: [1, 1e39] } })
   t.strictSame([real.statusCode, json(real)], [400, invalid([['weights', REAL]])], 'an array of reals names the element')
   const ok = await app.inject({ method: 'POST', url: '/docs/', payload: { body: { a: ['\u0001', 1] }, weights: [1.5] } })
   t.equal(ok.statusCode, 201)
   t.strictSame(json(ok).body, { a: ['\u0001', 1] })
+  t.equal(await countOf(app, doc), 1, 'only the valid row was written')
   const filter = await app.inject('/docs/?weights=1e39')
   t.equal(filter.statusCode, 400, 'an array of reals filtered by an out-of-range element')
   t.equal(json(filter).code, 'TABLECRUD_ERR_QS_INVALID_VALUE')

@@ -149,6 +149,10 @@ t.test('cursor errors', async (t) => {
   const raw = Buffer.from(cursor, 'base64url')
   raw[raw.length - 1] = raw[raw.length - 1]! ^ 1
   await expectError(`/items/?__order=score&score__operator=not_null&__cursor=${raw.toString('base64url')}`, ...INVALID)
+  // Other spellings a lenient base64url decoder reads as the same bytes (SPEC §7.1: only as issued).
+  for (const spelling of [`${cursor}A`, `${cursor}%3D`, `${cursor.slice(0, 4)}.${cursor.slice(4)}`]) {
+    await expectError(`/items/?__order=score&score__operator=not_null&__cursor=${spelling}`, ...INVALID)
+  }
   for (const bad of ['x', 'not a cursor', '%00', 'AAAA', Buffer.alloc(40).toString('base64url')]) {
     await expectError(`/items/?__cursor=${bad}`, ...INVALID)
   }
