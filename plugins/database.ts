@@ -159,6 +159,10 @@ export type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js
 /** Reads routed to replicas (plugins/replicas.ts): `work` on one, or `primary()` instead. */
 export interface ReplicaReader {
   read: <T>(work: (pool: PoolLike) => Promise<T>, primary: () => Promise<T>) => Promise<T>
+  /** How many replicas. */
+  readonly size: number
+  /** Each replica's replay lag in milliseconds, measured now; null where it did not answer. */
+  lags: () => Promise<Array<number | null>>
 }
 
 /** How the library uses one pool (SPEC §9): what `tablecrudDatabase` sets, and every helper on that pool reads. */
@@ -179,6 +183,11 @@ const inUse = new WeakSet<object>()
 export function configurePool (pool: PoolLike, settings: PoolSettings, plugin: string): void {
   if (inUse.has(pool)) throw setupError(`${plugin}: register it before the plugins that query this database (one already uses it)`)
   poolSettings.set(pool, settings)
+}
+
+/** The replicas of `pool` (what `health` reports), or null. */
+export function replicasOf (pool: PoolLike): ReplicaReader | null {
+  return poolSettings.get(pool)?.replicas ?? null
 }
 
 export interface DatabaseOptions extends PoolOptions {

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from '@sinclair/typebox'
 import { optionError, TABLECRUD_ERR_DB_UNAVAILABLE, withBody } from '../lib/errors.js'
-import { causeOf, databaseHelper, type Database, type PoolOptions } from './database.js'
+import { causeOf, database, databaseHelper, replicasOf, type Database, type PoolOptions, type ReplicaReader } from './database.js'
 import { sendError } from './errors.js'
 import { claimOperationIds } from './operation-ids.js'
 import { errorResponse, RetryAfterHeader, withHeaders } from '../schemas/responses.js'
@@ -31,7 +31,14 @@ export interface Probe {
   ms: number
 }
 
+/** How a replica answered it: its replay lag, or null (`ok` false) when it did not answer in time. */
+export interface ReplicaProbe {
+  ok: boolean
+  lagMs: number | null
+}
+
 const ProbeSchema = Type.Object({ ok: Type.Boolean(), ms: Type.Integer({ minimum: 0 }) })
+const ReplicaProbeSchema = Type.Object({ ok: Type.Boolean(), lagMs: Type.Union([Type.Number({ minimum: 0 }), Type.Null()]) })
 
 function positive (name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback
@@ -46,20 +53,35 @@ function positive (name: string, value: unknown, fallback: number): number {
  */
 export async function probe (db: Database, timeout: number, log: { debug: (object: object, message: string) => void }): Promise<Probe> {
   const started = performance.now()
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout) })
-  const ok = await Promise.race([db.query('SELECT 1'), late]).then(() => true, (error: unknown) => {
+  const ok = await within(db.query('SELECT 1'), timeout).then(() => true, (error: unknown) => {
     log.debug({ cause: causeOf(error) }, 'readiness check failed')
     return false
   })
-  clearTimeout(timer)
   return { ok, ms: Math.round(performance.now() - started) }
+}
+
+/** Each replica's replay lag, measured within `timeout` ms; reported, never required (SPEC §9.3). */
+export async function probeReplicas (replicas: ReplicaReader | null, timeout: number): Promise<ReplicaProbe[]> {
+  if (replicas === null) return []
+  const lags = await within(replicas.lags(), timeout).catch(() => Array<null>(replicas.size).fill(null))
+  return lags.map((lagMs) => ({ ok: lagMs !== null, lagMs }))
+}
+
+/** `work`, or a rejection once `ms` have passed. */
+async function within<T> (work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((resolve, reject) => { timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms) })
+  try {
+    return await Promise.race([work, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /**
  * Health routes for load balancers and orchestrators (SPEC §9.3): `GET /health/live` is 200
  * while the process serves; `GET /health/ready` is 200 when the primary answers `SELECT 1`
- * within `timeout`, else 503 `TABLECRUD_ERR_DB_UNAVAILABLE` with `Retry-After`. While the
+ * within `timeout` (the replicas' lags reported beside it, not required), else 503 `TABLECRUD_ERR_DB_UNAVAILABLE` with `Retry-After`. While the
  * application closes, Fastify answers both 503 (its `return503OnClosing`). It also bounds
  * `app.close()`: in-flight requests get `closeTimeout` to finish, then their connections are
  * cut (an export's cursor closes with its stream), and the pools end after that.
@@ -70,6 +92,7 @@ export const health: FastifyPluginAsync<HealthOptions> = async function health (
   const timeout = positive('timeout', options.timeout, HEALTH_TIMEOUT_MS)
   const closeTimeout = positive('closeTimeout', options.closeTimeout, HEALTH_CLOSE_TIMEOUT_MS)
   const db = databaseHelper(fastify, NAME, { pg: options.pg, pool: options.pool, queryTimeout: timeout })
+  const replicas = replicasOf(database(fastify, NAME, { pg: options.pg, pool: options.pool }))
   const ids = claimOperationIds(fastify, NAME, NAME)
   drainWithin(fastify, closeTimeout)
 
@@ -83,14 +106,14 @@ export const health: FastifyPluginAsync<HealthOptions> = async function health (
       summary: 'Whether the primary database answers',
       tags: ['health'],
       response: {
-        200: Type.Object({ status: Type.Literal('ready'), primary: ProbeSchema }),
+        200: Type.Object({ status: Type.Literal('ready'), primary: ProbeSchema, replicas: Type.Array(ReplicaProbeSchema) }),
         503: withHeaders(errorResponse('The primary did not answer within the timeout (`primary` says how long it waited).'), { 'Retry-After': RetryAfterHeader })
       }
     }
   }, async (request, reply) => {
-    const primary = await probe(db, timeout, request.log)
-    if (!primary.ok) return sendError(reply, withBody(new TABLECRUD_ERR_DB_UNAVAILABLE(), { primary }))
-    return { status: 'ready' as const, primary }
+    const [primary, replicaProbes] = await Promise.all([probe(db, timeout, request.log), probeReplicas(replicas, timeout)])
+    if (!primary.ok) return sendError(reply, withBody(new TABLECRUD_ERR_DB_UNAVAILABLE(), { primary, replicas: replicaProbes }))
+    return { status: 'ready' as const, primary, replicas: replicaProbes }
   })
 }
 

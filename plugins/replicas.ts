@@ -42,6 +42,10 @@ export class ReplicaSet {
     this.replicas = pools.map((pool) => ({ pool, downUntil: 0, lag: { ms: null, at: -Infinity, pending: null } }))
   }
 
+  get size (): number {
+    return this.replicas.length
+  }
+
   /** Runs `work` on a replica, or `primary()` when none fits or the one chosen fails. */
   async read<T>(work: (pool: PoolLike) => Promise<T>, primary: () => Promise<T>): Promise<T> {
     const replica = await this.choose()

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ask, freePort, missingBinary, PG_BIN, removeDirectory, runAsServer, serverDirectory, waitFor } from './servers.js'
 
@@ -21,10 +22,10 @@ export interface Cluster {
   stop: (mode?: 'fast' | 'immediate') => Promise<void>
 }
 
-function cluster (dataDir: string, port: number): Cluster {
+function cluster (dataDir: string, port: number, extra: readonly string[] = []): Cluster {
   // Settings on the command line, not in postgresql.conf, so a base backup of the primary
   // (which copies its files) does not carry the primary's port to the replica.
-  const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dataDir}`, '-c fsync=off', '-c max_connections=60']
+  const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dataDir}`, '-c fsync=off', '-c max_connections=60', ...extra]
   return {
     port,
     dataDir,
@@ -64,7 +65,8 @@ export async function startReplica (t: Teardown, primary: Cluster): Promise<Clus
   const dataDir = path.join(dir, 'data')
   const name = `replica_${path.basename(dir).replace(/[^a-z0-9]/gi, '_').toLowerCase()}`
   await runAsServer(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'])
-  const replica = cluster(dataDir, await freePort(new Set([primary.port])))
+  // Every statement logged, so a test can see which reads reached it (statementsSeen).
+  const replica = cluster(dataDir, await freePort(new Set([primary.port])), ['-c log_statement=all'])
   // Named, so the primary's pg_stat_replication tells this replica apart.
   await runAsServer('sh', ['-c', `echo "primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'" >> ${dataDir}/postgresql.auto.conf`])
   await replica.start()
@@ -84,4 +86,10 @@ export async function caughtUp (primary: Cluster, replica: Cluster): Promise<voi
   const { lsn } = (await ask<{ lsn: string }>(primary.url(), 'SELECT pg_current_wal_lsn()::text AS lsn'))[0]!
   await waitFor('the replica to replay the primary\'s WAL', async () =>
     (await ask<{ done: boolean }>(replica.url(), 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [lsn]))[0]!.done)
+}
+
+/** How many statements the replica has logged (it logs all) whose text contains `fragment`. */
+export async function statementsSeen (replica: Cluster, fragment: string): Promise<number> {
+  const log = await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')
+  return log.split('\n').filter((line) => / LOG: {2}(execute|statement)/.test(line) && line.includes(fragment)).length
 }

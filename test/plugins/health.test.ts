@@ -6,7 +6,7 @@ import net from 'node:net'
 import { column, defineTable } from '../../lib/table/index.js'
 import { createTables } from '../../lib/db/index.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
-import { health, HEALTH_CLOSE_TIMEOUT_MS, HEALTH_TIMEOUT_MS, type HealthOptions } from '../../plugins/health.js'
+import { health, HEALTH_CLOSE_TIMEOUT_MS, HEALTH_TIMEOUT_MS, probeReplicas, type HealthOptions } from '../../plugins/health.js'
 import { testDatabase } from '../helpers/db.js'
 import { freePort, waitFor } from '../helpers/servers.js'
 
@@ -46,7 +46,8 @@ t.test('live and ready while the primary answers', async (t) => {
   t.strictSame(live.json(), { status: 'live' })
   const ready = await app.inject('/health/ready')
   t.equal(ready.statusCode, 200)
-  t.strictSame(Object.keys(ready.json()), ['status', 'primary'])
+  t.strictSame(Object.keys(ready.json()), ['status', 'primary', 'replicas'])
+  t.strictSame(ready.json().replicas, [], 'no replicas configured')
   t.equal(ready.json().status, 'ready')
   t.equal(ready.json().primary.ok, true)
   t.type(ready.json().primary.ms, 'number')
@@ -62,7 +63,8 @@ t.test('ready is a 503 with Retry-After when the primary refuses connections; li
     code: 'TABLECRUD_ERR_DB_UNAVAILABLE',
     error: 'Service Unavailable',
     message: 'The database is unavailable; try again shortly.',
-    primary: { ok: false, ms: ready.json().primary.ms }
+    primary: { ok: false, ms: ready.json().primary.ms },
+    replicas: []
   })
   t.notMatch(ready.body, /ECONNREFUSED|127\.0\.0\.1/, 'the cause stays in the log')
   t.equal((await app.inject('/health/live')).statusCode, 200)
@@ -167,4 +169,11 @@ t.test('close cuts an export still streaming at the close timeout: its cursor cl
   t.equal(await ended, false, `the export was cut (${received} bytes read of several MB)`)
   t.strictSame(seen, [], 'no unhandled error')
   t.equal(app.pg.pool.totalCount, 0, 'the cursor\'s connection was released and the pool ended')
+})
+
+t.test('replicas that do not answer within the timeout are reported as such', async (t) => {
+  const hanging = { size: 2, read: async () => { throw new Error('not used') }, lags: async () => await new Promise<never>(() => {}) }
+  t.strictSame(await probeReplicas(hanging, 50), [{ ok: false, lagMs: null }, { ok: false, lagMs: null }])
+  t.strictSame(await probeReplicas({ ...hanging, lags: async () => [3, null] }, 50), [{ ok: true, lagMs: 3 }, { ok: false, lagMs: null }])
+  t.strictSame(await probeReplicas(null, 50), [])
 })

@@ -89,6 +89,7 @@ t.test('reads at once share one lag reading; a failed reading skips the replica'
 t.test('lags() measures each replica; end() ends every pool', async (t) => {
   const pools = [fakePool('a', async () => 12), fakePool('b', async () => 0)]
   const set = new ReplicaSet(pools, null, now)
+  t.equal(set.size, 2)
   t.strictSame(await set.lags(), [12, 0])
   await set.end()
   t.strictSame(pools.map((pool) => pool.ended), [true, true])

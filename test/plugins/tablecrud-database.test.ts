@@ -5,12 +5,16 @@ import pg, { type PoolClient } from 'pg'
 import { databaseHelper, type Database } from '../../plugins/database.js'
 import { REPLICA_CONNECTION_TIMEOUT_MS, tablecrudDatabase, type TablecrudDatabaseOptions } from '../../plugins/tablecrud-database.js'
 import { testDatabase } from '../helpers/db.js'
+import { createTables } from '../../lib/db/index.js'
+import { column, defineTable } from '../../lib/table/index.js'
+import { tableCrud } from '../../plugins/crud/table-crud.js'
 
 // SPEC §9: the options of tablecrudDatabase, and what 'unnamed' changes in the one helper
 // through which the plugins query (statements without a name, export cursors in a
 // transaction). Through a real PgBouncer: test/plugins/pooler-flows.test.ts.
 
 const db = await testDatabase(t)
+const thing = defineTable('replica_thing', { label: column.varchar({ length: 10 }) })
 
 async function appWith (t: Test, options: TablecrudDatabaseOptions): Promise<{ app: FastifyInstance, helper: Database }> {
   const app = Fastify()
@@ -135,6 +139,27 @@ t.test("'unnamed': a BEGIN that fails releases the connection with its error", a
   const helper = databaseHelper(app, 'somePlugin', { pool })
   await t.rejects(helper.cursor({ text: 'SELECT 1', values: [] }), { message: 'the connection is gone' })
   t.strictSame(released.map(String), ['Error: the connection is gone'])
+})
+
+t.test('a replica that answers an error (here: a server without the table) leaves the read, list or export, to the primary', async (t) => {
+  const empty = `${new URL(db.connectionString).searchParams.get('options')!.split('=')[1]!}_empty`
+  await db.pool.query(`CREATE SCHEMA ${empty}`)
+  t.teardown(async () => { await db.pool.query(`DROP SCHEMA ${empty} CASCADE`) })
+  const url = new URL(db.connectionString)
+  url.searchParams.set('options', `-c search_path=${empty}`)
+  await createTables(db.pool, [thing])
+  await db.pool.query("INSERT INTO replica_thing (label) VALUES ('a'), ('b')")
+  for (const replicas of [[url.toString()], [db.connectionString]]) {
+    const app = Fastify()
+    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 2 })
+    await app.register(tablecrudDatabase, { replicas })
+    await app.register(tableCrud, { table: thing, prefix: '/things' })
+    t.teardown(async () => await app.close())
+    const list = await app.inject('/things/?__order=id')
+    t.strictSame([list.statusCode, list.json().rows.map((row: { label: string }) => row.label)], [200, ['a', 'b']])
+    const exported = await app.inject('/things/?__format=ndjson&__order=id&__visible_fields=label')
+    t.strictSame([exported.statusCode, exported.body], [200, '{"label":"a"}\n{"label":"b"}\n'])
+  }
 })
 
 t.test('replicas: pools of their own with a connection timeout, ended with the app', async (t) => {
