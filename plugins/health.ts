@@ -24,14 +24,20 @@ const NAME = 'health'
 export const HEALTH_TIMEOUT_MS = 2000
 export const HEALTH_CLOSE_TIMEOUT_MS = 10_000
 
-/** How one server answered the readiness check. */
+/**
+ * How the primary answered the readiness check.
+ * @example const { primary } = (await app.inject('/health/ready')).json() as { primary: Probe }
+ */
 export interface Probe {
   ok: boolean
   /** Milliseconds it took, or took before the timeout. */
   ms: number
 }
 
-/** How a replica answered it: its replay lag, or null (`ok` false) when it did not answer in time. */
+/**
+ * How a replica answered it: its replay lag, or null (`ok` false) when it did not answer in time.
+ * @example const { replicas } = (await app.inject('/health/ready')).json() as { replicas: ReplicaProbe[] }
+ */
 export interface ReplicaProbe {
   ok: boolean
   lagMs: number | null
