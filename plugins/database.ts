@@ -156,12 +156,46 @@ export function database (fastify: FastifyInstance, plugin: string, options: Poo
 // The port's types, for the plugins and tests that reach them through here.
 export type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
 
+/** Reads routed to replicas (plugins/replicas.ts): `work` on one, or `primary()` instead. */
+export interface ReplicaReader {
+  read: <T>(work: (pool: PoolLike) => Promise<T>, primary: () => Promise<T>) => Promise<T>
+  /** How many replicas. */
+  readonly size: number
+  /** Each replica's replay lag in milliseconds, measured now; null where it did not answer. */
+  lags: () => Promise<Array<number | null>>
+}
+
+/** How the library uses one pool (SPEC §9): what `tablecrudDatabase` sets, and every helper on that pool reads. */
+export interface PoolSettings {
+  /** Named prepared statements (DESIGN §4), or unnamed ones for a transaction-mode pooler (§9.1). */
+  named: boolean
+  replicas: ReplicaReader | null
+}
+
+const DIRECT: PoolSettings = Object.freeze({ named: true, replicas: null })
+const poolSettings = new WeakMap<object, PoolSettings>()
+const inUse = new WeakSet<object>()
+
+/**
+ * Sets how the library uses `pool`, before any plugin queries it: a helper reads the settings
+ * once, when its plugin is registered, so settings given later would be silently ignored.
+ */
+export function configurePool (pool: PoolLike, settings: PoolSettings, plugin: string): void {
+  if (inUse.has(pool)) throw setupError(`${plugin}: register it before the plugins that query this database (one already uses it)`)
+  poolSettings.set(pool, settings)
+}
+
+/** The replicas of `pool` (what `health` reports), or null. */
+export function replicasOf (pool: PoolLike): ReplicaReader | null {
+  return poolSettings.get(pool)?.replicas ?? null
+}
+
 export interface DatabaseOptions extends PoolOptions {
   /** Milliseconds a statement may take (pg's `query_timeout`); default: the pool's own. */
   queryTimeout?: number
 }
 
-type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { query_timeout?: number } }
+type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { query_timeout?: number }, readonly named: boolean }
 
 /**
  * pg's config of a statement. What a statement's configs share (text, name, parsers, timeout)
@@ -169,7 +203,7 @@ type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { 
  * config's own properties with their descriptors before every query, which a list's profile
  * showed at 9 µs a request for the five-property object built here before; one property costs little.
  */
-function configs (options: DatabaseOptions): ConfigOf {
+function configs (options: DatabaseOptions, named: boolean): ConfigOf {
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
   const bases = new Map<string, QueryConfig>()
   return Object.assign((statement: Statement) => {
@@ -178,13 +212,13 @@ function configs (options: DatabaseOptions): ConfigOf {
       base = { text: statement.text, types: wireTypes, ...timeout }
       const name = statementName(statement.text)
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
-      // and build their base each time.
-      if (name !== undefined) bases.set(statement.text, Object.assign(base, { name }))
+      // and build their base each time. Behind a transaction-mode pooler the name is not sent.
+      if (name !== undefined) bases.set(statement.text, named ? Object.assign(base, { name }) : base)
     }
     const config = Object.create(base) as QueryConfig
     config.values = statement.values as unknown[]
     return config
-  }, { timeout })
+  }, { timeout, named })
 }
 
 /**
@@ -198,31 +232,41 @@ function configs (options: DatabaseOptions): ConfigOf {
  *   on any error and drop a connection whose ROLLBACK fails, or that holds a stale statement
  *   (the request is a 503, the client's retry gets a fresh one),
  * - every answer from the database reported to the application's DatabaseHealth.
- * A statement's intent (`'read'`, `'write'`) is where replicas (SPEC §9.2) will choose a pool.
+ * - the pool's settings (`tablecrudDatabase`): statements unnamed behind a transaction-mode
+ *   pooler (SPEC §9.1), and the statements whose intent is `'read'` sent to a replica (§9.2).
  */
 export function databaseHelper (fastify: FastifyInstance, plugin: string, options: DatabaseOptions = {}): Database {
   const pool = database(fastify, plugin, options)
+  const { named, replicas } = poolSettings.get(pool) ?? DIRECT
+  inUse.add(pool)
   const health = databaseHealth(fastify)
-  const configOf = configs(options)
-  const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>): Promise<T> => {
-    const client = await checkout(pool)
+  const configOf = configs(options, named)
+  // On the primary by default; a replica's answers say nothing of the primary's health.
+  const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>, on = pool): Promise<T> => {
+    const client = await checkout(on)
     try {
       const { result, stale } = await work(client)
       client.release(stale)
-      health.answered()
+      if (on === pool) health.answered()
       return result
     } catch (error) {
       client.release(answeredByDatabase(error) ? undefined : error as Error)
       throw error
     }
   }
-  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> =>
-    await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)))
+  const runOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
+    await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)), on)
+  const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<RowCursor<R>> =>
+    await openCursor<R>(await checkout(on), statement, configOf)
   return {
-    run,
+    run: async (statement, intent) => replicas === null || intent !== 'read'
+      ? await runOn(statement, pool)
+      : await replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
     query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
-    cursor: async <R extends Row>(statement: Statement) => await openCursor<R>(await checkout(pool), statement),
+    cursor: async (statement, intent) => replicas === null || intent !== 'read'
+      ? await cursorOn(statement, pool)
+      : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
     transaction: async (work) => await inTransaction(await checkout(pool), configOf, work).then((result) => {
       health.answered()
       return result
@@ -248,10 +292,39 @@ async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, work: (
   }
 }
 
-/** A pg-cursor over `statement` on `client`, which it holds until closed. */
-async function openCursor<R extends Row> (client: PoolClient, statement: Statement): Promise<RowCursor<R>> {
+/**
+ * A cursor on a replica whose first read, should it fail (a recovery conflict, the replica
+ * going away), is read again from a cursor on the primary: the first batch is what an export
+ * reads before it answers, so a replica's failure there is never the request's. After it, a
+ * failure ends the stream as on the primary (SPEC §7.5).
+ */
+function primaryAfterFirstFailure<R extends Row> (replica: RowCursor<R>, primary: () => Promise<RowCursor<R>>): RowCursor<R> {
+  let current = replica
+  let first = true
+  return {
+    read: async (count) => {
+      if (!first) return await current.read(count)
+      first = false
+      return await current.read(count).catch(async () => {
+        await current.close()
+        current = await primary()
+        return await current.read(count)
+      })
+    },
+    close: async () => { await current.close() }
+  }
+}
+
+/**
+ * A pg-cursor over `statement` on `client`, which it holds until closed. With unnamed
+ * statements (a transaction-mode pooler) it runs inside BEGIN ... COMMIT, so the pooler keeps
+ * the server connection for it and no session state outlives it (SPEC §9.1).
+ */
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf): Promise<RowCursor<R>> {
   // Loaded on the first export, not at import (like every package only some features use).
   const { default: Cursor } = await import('pg-cursor')
+  const inTransaction = !configOf.named
+  if (inTransaction) await client.query(configOf(BEGIN)).catch((error: Error) => { client.release(error); throw error })
   const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
   let released = false
   let failure: Error | null = null
@@ -260,7 +333,10 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
     released = true
     // A failed cursor is not closed again (pg-cursor synced after the error); a connection
     // that failed is released with its error, so the pool drops it.
-    const error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+    let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
+    if (inTransaction && (error === null || answeredByDatabase(error))) {
+      error = await client.query(configOf(error === null ? COMMIT : ROLLBACK)).then(() => error, (e: Error) => e)
+    }
     client.release(error === null || answeredByDatabase(error) ? undefined : error)
   }
   return {

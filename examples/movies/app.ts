@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis'
 import {
   createTables, createToken, createUser, csp, csrf, errorShape, frameworkErrors, jwtAuth, jwtLogin, localMediaStorage, rateLimit,
   tableCrud, tokenAuth, tokenLogin, tokenTable, userTable, sessionAuth, sessionLogin, sessionLogout, sessionTable, html, layout,
-  HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider
+  HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider, health
 } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import type {} from '../../user.js' // request.user: AuthUser | null (docs/auth.md)
@@ -94,6 +94,8 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
   await app.register(errorShape)
   await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, connectionTimeoutMillis: 5000 })
+  // Before the CSP and the rate limits, so a load balancer's probes are neither (SPEC §9.3).
+  await app.register(health)
   // Every page and route, the docs included, under `default-src 'self'` and the rate limits
   // (SPEC §5.6, §5.7); the login routes get the login limit.
   await app.register(csp)

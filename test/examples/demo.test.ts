@@ -55,6 +55,13 @@ t.test('the token mount takes a token from token login', async (t) => {
   t.same(response.json(), { count: 20, page_size: 15 })
 })
 
+t.test('the load balancer\'s probes: live and ready', async (t) => {
+  t.strictSame((await app.inject('/health/live')).json(), { status: 'live' })
+  const ready = await app.inject('/health/ready')
+  t.equal(ready.statusCode, 200)
+  t.equal(ready.json().status, 'ready')
+})
+
 t.test('the docs page and document are served', async (t) => {
   const document = await app.inject('/docs/json')
   t.equal(document.statusCode, 200)

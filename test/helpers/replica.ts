@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { ask, freePort, missingBinary, PG_BIN, removeDirectory, runAsServer, serverDirectory, waitFor } from './servers.js'
+
+interface Teardown { teardown: (fn: () => unknown) => void }
+
+const bin = (name: string): string => path.join(PG_BIN, name)
+
+/** Why the replica tests cannot run here, or null. */
+export function replicaMissing (): string | null {
+  return missingBinary(bin('initdb'), bin('pg_ctl'), bin('pg_basebackup'), bin('postgres'))
+}
+
+/** A PostgreSQL cluster of our own, on a loopback port of this branch's range. */
+export interface Cluster {
+  port: number
+  dataDir: string
+  /** `postgres://postgres@127.0.0.1:<port>/<database>` (default `postgres`). */
+  url: (database?: string) => string
+  start: () => Promise<void>
+  /** `fast` disconnects clients and shuts down cleanly; `immediate` is a crash. */
+  stop: (mode?: 'fast' | 'immediate') => Promise<void>
+}
+
+function cluster (dataDir: string, port: number, extra: readonly string[] = []): Cluster {
+  // Settings on the command line, not in postgresql.conf, so a base backup of the primary
+  // (which copies its files) does not carry the primary's port to the replica.
+  const settings = [`-p ${port}`, '-c listen_addresses=127.0.0.1', `-c unix_socket_directories=${dataDir}`, '-c fsync=off', '-c max_connections=60', ...extra]
+  return {
+    port,
+    dataDir,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    start: async () => { await runAsServer(bin('pg_ctl'), ['-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']) },
+    stop: async (mode = 'fast') => { await runAsServer(bin('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', '-t', '60', 'stop']) }
+  }
+}
+
+async function stopQuietly (server: Cluster): Promise<void> {
+  // Already stopped by the test: pg_ctl says so and fails, which is fine here.
+  await server.stop('immediate').catch(() => {})
+  await removeDirectory(path.dirname(server.dataDir))
+}
+
+/**
+ * A primary of our own (initdb, trust authentication, `wal_level = replica`, replication
+ * allowed from 127.0.0.1 by initdb's pg_hba.conf), started and ready; removed at the end.
+ */
+export async function startPrimary (t: Teardown): Promise<Cluster> {
+  const dir = await serverDirectory('primary')
+  const dataDir = path.join(dir, 'data')
+  await runAsServer(bin('initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'])
+  const primary = cluster(dataDir, await freePort())
+  await primary.start()
+  t.teardown(async () => await stopQuietly(primary))
+  await ask(primary.url(), 'CREATE DATABASE test')
+  return primary
+}
+
+/**
+ * A streaming replica of `primary` (`pg_basebackup -R`: standby.signal and primary_conninfo),
+ * started, and returned once the primary reports it streaming in pg_stat_replication.
+ */
+export async function startReplica (t: Teardown, primary: Cluster): Promise<Cluster> {
+  const dir = await serverDirectory('replica')
+  const dataDir = path.join(dir, 'data')
+  const name = `replica_${path.basename(dir).replace(/[^a-z0-9]/gi, '_').toLowerCase()}`
+  await runAsServer(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'])
+  // Every statement logged, so a test can see which reads reached it (statementsSeen).
+  const replica = cluster(dataDir, await freePort(new Set([primary.port])), ['-c log_statement=all'])
+  // Named, so the primary's pg_stat_replication tells this replica apart.
+  await runAsServer('sh', ['-c', `echo "primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'" >> ${dataDir}/postgresql.auto.conf`])
+  await replica.start()
+  t.teardown(async () => await stopQuietly(replica))
+  await waitFor('the replica to stream', async () => await isStreaming(primary, name))
+  return Object.assign(replica, { applicationName: name })
+}
+
+/** Whether the primary has a replica named `name` streaming from it. */
+export async function isStreaming (primary: Cluster, name: string): Promise<boolean> {
+  const rows = await ask(primary.url(), "SELECT 1 FROM pg_stat_replication WHERE application_name = $1 AND state = 'streaming'", [name])
+  return rows.length === 1
+}
+
+/** Waits until the replica has replayed everything the primary had written when called. */
+export async function caughtUp (primary: Cluster, replica: Cluster): Promise<void> {
+  const { lsn } = (await ask<{ lsn: string }>(primary.url(), 'SELECT pg_current_wal_lsn()::text AS lsn'))[0]!
+  await waitFor('the replica to replay the primary\'s WAL', async () =>
+    (await ask<{ done: boolean }>(replica.url(), 'SELECT pg_last_wal_replay_lsn() >= $1::pg_lsn AS done', [lsn]))[0]!.done)
+}
+
+/** How many statements the replica has logged (it logs all) whose text contains `fragment`. */
+export async function statementsSeen (replica: Cluster, fragment: string): Promise<number> {
+  const log = await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')
+  return log.split('\n').filter((line) => / LOG: {2}(execute|statement)/.test(line) && line.includes(fragment)).length
+}
