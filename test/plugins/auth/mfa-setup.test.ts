@@ -243,7 +243,7 @@ t.test('the page: set-up form, then the QR code, key and codes, then the revoke 
 
   const wrong = await mfa(token, form([['action', 'confirm'], ['code', 'abc<>'], ['format', 'html']]), '/mfa', FORM)
   t.equal(wrong.statusCode, 422)
-  t.match(wrong.body, /<p class="message" role="alert">Invalid MFA code.<\/p>/)
+  t.match(wrong.body, /<p class="message" id="form-message" role="alert">Invalid MFA code.<\/p>/)
   const enabled = await mfa(token, form([['action', 'confirm'], ['code', await freshCode(secret!)], ['format', 'html']]), '/mfa', FORM)
   t.equal(enabled.statusCode, 200)
   t.match(enabled.body, /<p class="notice" role="status">MFA enabled<\/p>/)
