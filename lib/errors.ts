@@ -271,6 +271,7 @@ export const TABLECRUD_ERR_AUTH_SESSION = make('TABLECRUD_ERR_AUTH_SESSION', '%s
 export const TABLECRUD_ERR_AUTH_FORBIDDEN = make('TABLECRUD_ERR_AUTH_FORBIDDEN', '%s', 403)
 export const TABLECRUD_ERR_MFA_REQUIRED = make('TABLECRUD_ERR_MFA_REQUIRED', 'MFA code required', 401)
 export const TABLECRUD_ERR_MFA_FAILED = make('TABLECRUD_ERR_MFA_FAILED', 'MFA failed', 401)
+export const TABLECRUD_ERR_MFA_CODE_USED = make('TABLECRUD_ERR_MFA_CODE_USED', 'This code was just used; wait for the next one', 401)
 export const TABLECRUD_ERR_MFA_PROVIDER = make('TABLECRUD_ERR_MFA_PROVIDER', '%s', 401)
 export const TABLECRUD_ERR_FORM_MEDIA_TYPE = make('TABLECRUD_ERR_FORM_MEDIA_TYPE', 'The body must be application/json or application/x-www-form-urlencoded, not %s.', 415)
 // Browser security and limits (SPEC §5.5, §5.7)

@@ -139,8 +139,35 @@ export function columnExtra (table: Table, column: TableColumn): Record<string, 
   return extra
 }
 
-function annotate (table: Table, column: TableColumn, schema: TSchema): TSchema {
-  return CloneType(schema, { title: displayName(column.name), extra: columnExtra(table, column) })
+function annotate (table: Table, column: TableColumn, schema: TSchema, example?: unknown): TSchema {
+  return CloneType(schema, { title: displayName(column.name), extra: columnExtra(table, column), ...(example === undefined ? {} : { examples: [example] }) })
+}
+
+/**
+ * Examples the API accepts where Swagger UI's own would be refused: a date-time for a pattern it
+ * fills with digits ("7811-83-08"), 1 (the first row of a Serial table) for a key or an integer
+ * it would fill with its minimum. A column's `example` option comes first.
+ */
+const EXAMPLES: Partial<Record<TableColumn['type'], unknown>> = {
+  timestamp: '2024-05-17T20:00:00',
+  timestamptz: '2024-05-17T20:00:00Z',
+  date: '2024-05-17',
+  integer: 1,
+  smallInt: 1,
+  serial: 1
+}
+
+function exampleOf (table: Table, column: ColumnSpec): unknown {
+  if (column.example !== undefined) return column.example
+  if (column.type === 'foreignKey') {
+    const target = targetOf(table, column as TableColumn)
+    return exampleOf(target, target.primaryKey)
+  }
+  if (column.type === 'array') {
+    const element = exampleOf(table, column.element!)
+    return element === undefined ? undefined : [element]
+  }
+  return EXAMPLES[column.type]
 }
 
 /**
@@ -196,7 +223,7 @@ function writeSchema (table: Table, kind: Write): TObject {
     const serialKey = key?.assigned === true
     // The database assigns a Serial key: a client may only say "none" (SPEC §2.5).
     const value = kind === 'create' && serialKey ? Type.Null() : valueSchema(table, column, 'in')
-    const schema = annotate(table, column, value)
+    const schema = annotate(table, column, value, kind === 'create' && serialKey ? undefined : exampleOf(table, column))
     const required = kind === 'create'
       // A key the database can make (a UUID's random default) may be left out.
       ? column.required || (key !== null && !serialKey && key.sqlDefault === null)
@@ -247,7 +274,8 @@ export interface SchemaDocumentOptions {
  */
 export function schemaDocument (table: Table, options: SchemaDocumentOptions): Record<string, unknown> {
   // A JSON round trip drops TypeBox's symbol members, leaving plain JSON Schema.
-  const create = JSON.parse(JSON.stringify(createSchema(table))) as { properties: Record<string, unknown>, required?: string[] }
+  // The OpenAPI `examples` are for Swagger UI's "Try it out", not part of the SPEC §2.8 document.
+  const create = JSON.parse(JSON.stringify(createSchema(table), (name, value) => name === 'examples' ? undefined : value)) as { properties: Record<string, unknown>, required?: string[] }
   const key = table.primaryKey
   if (typeOf(key).key!.assigned) delete create.properties[key.name]
   const document: Record<string, unknown> = { title: `${pascalName(table)}In`, type: 'object', properties: create.properties }

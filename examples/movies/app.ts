@@ -12,6 +12,7 @@ import {
 } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import type {} from '../../user.js' // request.user: AuthUser | null (docs/auth.md)
+import type { AuthUser } from '../../lib/auth/users.js'
 import { director, movie, role, studio, tables } from './tables.js'
 import { seed } from './seed.js'
 
@@ -50,6 +51,29 @@ const MEDIA_HEADERS = Object.freeze({
 
 export const DEMO_USER = Object.freeze({ username: 'demo', password: 'demo-password' })
 
+/** The library's stylesheet, as the login plugin serves it beside its page: the demo's own pages use it too. */
+const STYLESHEET = '/login/style.css'
+const HOME = { href: '/', text: 'Home' }
+const LOG_IN = { href: '/login/', text: 'Already have an account? Log in' }
+const SIGN_UP = { href: '/register/', text: 'No account? Sign up' }
+const ACCOUNT = { href: '/me/', text: 'Your account' }
+
+/** The demo's home page: what it is, where things are, and who is logged in. */
+function homePage (user: AuthUser | null): string {
+  const who = user === null
+    ? html`<p id="who">You are not logged in. <a href="/login/">Log in</a> (as ${DEMO_USER.username}, password ${DEMO_USER.password}) or <a href="/register/">sign up</a>.</p>`
+    : html`<p id="who">Logged in as <strong>${user.username}</strong>: <a href="/me/">your account</a> · <a href="/logout/">log out</a>.</p>`
+  const body = html`<p>A REST API over PostgreSQL tables of movies, directors, studios and roles, made with fastify-tablecrud.</p>
+${who}
+<h2>Explore</h2>
+<ul>
+<li><a href="/docs/">API docs</a>: every route, with "Try it out"</li>
+<li><a href="/api/movies/?__readable=true&amp;__order=-rating">The movies</a> (JSON), and <a href="/api/directors/">directors</a>, <a href="/api/studios/">studios</a>, <a href="/api/roles/">roles</a></li>
+<li><a href="/docs/json">The OpenAPI document</a></li>
+</ul>`
+  return layout({ title: 'fastify-tablecrud movies demo', body, stylesheet: STYLESHEET })
+}
+
 const mounts = [['movies', movie], ['directors', director], ['studios', studio], ['roles', role]] as const
 
 /** Only superusers may delete: `request.user` comes from the auth plugins. */
@@ -60,21 +84,26 @@ const superusersOnly: Validator = (_crud, request) => {
 /** The browser side, in a context of its own under CSRF protection. */
 async function browserSide (site: FastifyInstance, totp: ReturnType<typeof authenticatorProvider>): Promise<void> {
   await site.register(csrf)
-  await site.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', mfaProviders: [totp] })
-  await site.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/' })
-  await site.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true } })
+  await site.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', mfaProviders: [totp], links: [SIGN_UP, HOME] })
+  await site.register(sessionLogout, { prefix: '/logout', redirectTo: '/login/', links: [HOME] })
+  await site.register(register, { prefix: '/register', redirectTo: '/login/', userDefaults: { active: true }, links: [LOG_IN, HOME] })
   await site.register(async (account) => {
-    await account.register(sessionAuth)
-    await account.register(changePassword, { prefix: '/change-password', loginUrl: '/login/' })
-    await account.register(mfaSetup, { prefix: '/mfa', provider: totp })
+    await account.register(sessionAuth, { loginUrl: '/login/' })
+    await account.register(changePassword, { prefix: '/change-password', loginUrl: '/login/', links: [ACCOUNT] })
+    await account.register(mfaSetup, { prefix: '/mfa', provider: totp, links: [ACCOUNT] })
+  })
+  await site.register(async (home) => {
+    await home.register(sessionAuth, { allowUnauthenticated: true })
+    home.get('/', { schema: { hide: true }, config: { tablecrudPage: true } }, async (request, reply) =>
+      await reply.type('text/html; charset=utf-8').send(homePage(request.user)))
   })
   await site.register(async (me) => {
-    await me.register(sessionAuth, { increaseExpiry: '30m' })
-    me.get('/', { schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
+    await me.register(sessionAuth, { increaseExpiry: '30m', loginUrl: '/login/' })
+    me.get('/', { config: { tablecrudPage: true }, schema: { operationId: 'me', summary: 'Who is logged in (a page)', tags: ['sessions'], response: { 200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } } } } }, async (request, reply) => {
       const user = request.user!
       const body = html`<p>Logged in as <strong id="username">${user.username}</strong>.</p>
-<p><a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a></p>`
-      return reply.type('text/html; charset=utf-8').send(layout({ title: 'Who am I', body }))
+<nav class="links" aria-label="Your account"><ul><li><a href="/change-password/">Change password</a></li><li><a href="/mfa/">Two-factor authentication</a></li><li><a href="/logout/">Log out</a></li><li><a href="/">Home</a></li></ul></nav>`
+      return await reply.type('text/html; charset=utf-8').send(layout({ title: 'Who am I', body, stylesheet: STYLESHEET }))
     })
   }, { prefix: '/me' })
 }

@@ -14,13 +14,13 @@ export const director = defineTable('director', {
 export const studio = defineTable('studio', {
   code: column.varchar({ length: 8, primaryKey: true, helpText: 'A short code such as WB' }),
   name: column.varchar({ length: 100, required: true, unique: true }),
-  founded: column.integer({ null: true, helpText: 'The year the studio was founded' })
+  founded: column.integer({ null: true, helpText: 'The year the studio was founded', example: 1923 })
 }, { readable: 'name', helpText: 'Film studios' })
 
 export const movie = defineTable('movie', {
   name: column.varchar({ length: 200, required: true, index: true, helpText: 'The title' }),
-  year: column.integer({ required: true, index: true, helpText: 'The year of the first release' }),
-  release_date: column.timestamp({ null: true, helpText: 'The first public screening, in UTC' }),
+  year: column.integer({ required: true, index: true, helpText: 'The year of the first release', example: 1999 }),
+  release_date: column.timestamp({ null: true, helpText: 'The first public screening, in UTC', example: '1999-03-31T00:00:00' }),
   genre: column.varchar({
     length: 20,
     default: 'drama',
@@ -35,11 +35,11 @@ export const movie = defineTable('movie', {
     }
   }),
   synopsis: column.text({ helpText: 'A few sentences, without spoilers' }),
-  rating: column.real({ null: true, helpText: 'The average review score, 0 to 10; null until reviewed' }),
+  rating: column.real({ null: true, helpText: 'The average review score, 0 to 10; null until reviewed', example: 8.7 }),
   box_office: column.numeric({ digits: [12, 2], null: true, helpText: 'Worldwide gross in US dollars' }),
   oscar_winner: column.boolean({ helpText: 'Won at least one Academy Award' }),
   director: column.foreignKey(director, { null: false, onDelete: 'restrict', helpText: 'A director with movies cannot be deleted' }),
-  studio: column.foreignKey<string>(studio, { onDelete: 'set null' }),
+  studio: column.foreignKey<string>(studio, { onDelete: 'set null', example: 'WB' }),
   tags: column.array(column.varchar({ length: 20 })),
   star_votes: column.array(column.array(column.integer()), {
     helpText: 'Votes for 1 to 5 stars: one row for domestic audiences, one for international ones'

@@ -47,6 +47,12 @@ export interface AuthenticatorProvider {
   isEnrolled: (userId: number | string, context: MfaDbContext) => Promise<boolean>
   /** Checks a login code (TOTP, or a recovery code when longer than 10 characters) and spends it: true once per code. */
   verifyCode: (userId: number | string, code: string, context: MfaDbContext) => Promise<boolean>
+  /**
+   * Whether a code `verifyCode` refused is the right one of a time step already spent (the code
+   * that just confirmed the set-up, or logged in): the login then tells the user to wait for
+   * the next code instead of saying `MFA failed`.
+   */
+  codeUsed: (userId: number | string, code: string, context: MfaDbContext) => Promise<boolean>
   status: (userId: number | string, context: MfaDbContext) => Promise<MfaStatus>
   /** A new pending enrollment (replacing a pending or revoked one); null when the user is enrolled. */
   register: (user: { id: number | string, username: string }, context: MfaDbContext) => Promise<MfaEnrollment | null>
@@ -82,7 +88,7 @@ export interface AuthenticatorProviderOptions {
 const NAME = 'authenticatorProvider'
 
 // A type, not an interface: the port's rows are records.
-type Row = { id: number | string, secret: string, recovery_codes: string[], confirmed: boolean, revoked: boolean }
+type Row = { id: number | string, secret: string, recovery_codes: string[], confirmed: boolean, revoked: boolean, last_used_step: number | null }
 
 /** How many rows a statement of lib/sql/mfa.ts changed (each changes one at most). */
 async function changed (db: DatabaseHandle, statement: Statement): Promise<number> {
@@ -171,6 +177,12 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
       }
       const step = stepOf(row!, userId, code)
       return step !== null && await changed(db, sql.useStep(table, row!.id, step)) === 1
+    },
+    async codeUsed (userId: number | string, code: string, { db }: MfaDbContext) {
+      const row = await load(db, userId)
+      if (statusOf(row) !== 'enrolled' || code.length > 10 || row!.last_used_step === null) return false
+      const step = stepOf(row!, userId, code)
+      return step !== null && step <= row!.last_used_step
     }
   })
 }

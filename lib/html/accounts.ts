@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from './escape.js'
-import { formFields, formMessage, layout, type FormPageData } from './layout.js'
+import { field, formFields, formMessage, formPage, type FormPageData } from './layout.js'
 
 /**
  * The data of the sign-up page of `register`.
@@ -22,10 +22,10 @@ export function registerForm (data: RegisterPageData): SafeHtml {
   return html`${formMessage(data)}
 <form method="post" action="${data.action}">
 ${formFields(data)}
-<p><label for="username">Username</label><br><input id="username" name="username" autocomplete="username" required value="${data.username}"></p>
-<p><label for="email">Email</label><br><input id="email" name="email" type="email" autocomplete="email" required value="${data.email}"></p>
-<p><label for="password">Password</label><br><input id="password" name="password" type="password" autocomplete="new-password" required minlength="${data.minPasswordLength}" maxlength="128"></p>
-<p><label for="confirm_password">Password again</label><br><input id="confirm_password" name="confirm_password" type="password" autocomplete="new-password" required></p>
+${field(data, { name: 'username', label: 'Username', autocomplete: 'username', value: data.username })}
+${field(data, { name: 'email', label: 'Email', type: 'email', autocomplete: 'email', value: data.email })}
+${field(data, { name: 'password', label: 'Password', type: 'password', autocomplete: 'new-password', minlength: data.minPasswordLength, maxlength: 128 })}
+${field(data, { name: 'confirm_password', label: 'Password again', type: 'password', autocomplete: 'new-password' })}
 <p><button type="submit">Sign up</button></p>
 </form>`
 }
@@ -35,7 +35,7 @@ ${formFields(data)}
  * @example app.register(register, { prefix: '/register', template: (data) => registerPage({ ...data, title: 'Join' }) })
  */
 export function registerPage (data: RegisterPageData): string {
-  return layout({ title: data.title, body: registerForm(data) })
+  return formPage(data, registerForm(data))
 }
 
 /**
@@ -54,9 +54,9 @@ export function changePasswordForm (data: ChangePasswordPageData): SafeHtml {
   return html`${formMessage(data)}
 <form method="post" action="${data.action}">
 ${formFields(data)}
-<p><label for="current_password">Current password</label><br><input id="current_password" name="current_password" type="password" autocomplete="current-password" required></p>
-<p><label for="new_password">New password</label><br><input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="${data.minPasswordLength}" maxlength="128"></p>
-<p><label for="confirm_new_password">New password again</label><br><input id="confirm_new_password" name="confirm_new_password" type="password" autocomplete="new-password" required></p>
+${field(data, { name: 'current_password', label: 'Current password', type: 'password', autocomplete: 'current-password' })}
+${field(data, { name: 'new_password', label: 'New password', type: 'password', autocomplete: 'new-password', minlength: data.minPasswordLength, maxlength: 128 })}
+${field(data, { name: 'confirm_new_password', label: 'New password again', type: 'password', autocomplete: 'new-password' })}
 <p><button type="submit">Change password</button></p>
 </form>`
 }
@@ -66,5 +66,5 @@ ${formFields(data)}
  * @example me.register(changePassword, { prefix: '/change-password', template: (data) => changePasswordPage({ ...data, title: 'New password' }) })
  */
 export function changePasswordPage (data: ChangePasswordPageData): string {
-  return layout({ title: data.title, body: changePasswordForm(data) })
+  return formPage(data, changePasswordForm(data))
 }

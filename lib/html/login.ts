@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from './escape.js'
-import { formFields, formMessage, layout, type FormPageData } from './layout.js'
+import { field, formFields, formMessage, formPage, type FormPageData } from './layout.js'
 
 /**
  * The data of the login page of `sessionLogin`.
@@ -12,6 +12,8 @@ export interface LoginPageData extends FormPageData {
   mfaProviders: readonly string[]
   /** The body field a CAPTCHA widget fills in, when `captcha` is configured (the widget is the template's to add). */
   captchaField?: string | null
+  /** The path of this site to go to after logging in (`?next=`, checked), sent as a hidden field; null for `redirectTo`. */
+  next?: string | null
 }
 
 /** The login form alone, for a template that wraps it in its own layout. */
@@ -20,13 +22,15 @@ export function loginForm (data: LoginPageData): SafeHtml {
   return html`${formMessage(data)}
 <form method="post" action="${data.action}">
 ${formFields(data)}
-<p><label for="username">Username</label><br><input id="username" name="username" autocomplete="username" required value="${data.username}"></p>
-<p><label for="password">Password</label><br><input id="password" name="password" type="password" autocomplete="current-password" required></p>
+${typeof data.next === 'string' ? html`<input type="hidden" name="next" value="${data.next}">` : null}
+${field(data, { name: 'username', label: 'Username', autocomplete: 'username', value: data.username })}
+${field(data, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })}
 ${providers.length > 1
-    ? html`<p><label for="mfa_provider">Second factor</label><br><select id="mfa_provider" name="mfa_provider">${providers.map((name) => html`<option value="${name}">${name}</option>`)}</select></p>`
+    ? html`<p class="field"><label for="mfa_provider">Second factor</label>
+<select id="mfa_provider" name="mfa_provider">${providers.map((name) => html`<option value="${name}">${name}</option>`)}</select></p>`
     : null}
 ${providers.length > 0
-    ? html`<p><label for="mfa_code">Authentication code (if you set one up)</label><br><input id="mfa_code" name="mfa_code" autocomplete="one-time-code" inputmode="numeric"></p>`
+    ? field(data, { name: 'mfa_code', label: 'Authentication code (if you set one up)', autocomplete: 'one-time-code', inputmode: 'numeric', required: false })
     : null}
 <p><button type="submit">Log in</button></p>
 </form>`
@@ -34,5 +38,5 @@ ${providers.length > 0
 
 /** The default login page. */
 export function loginPage (data: LoginPageData): string {
-  return layout({ title: data.title, body: loginForm(data) })
+  return formPage(data, loginForm(data))
 }

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from './escape.js'
-import { formFields, formMessage, layout, type FormPageData } from './layout.js'
+import { formFields, formMessage, formPage, type FormPageData } from './layout.js'
 
 /**
  * The data of the logout page of `sessionLogout`.
@@ -12,7 +12,7 @@ export interface LogoutPageData extends FormPageData {
 
 /** The logout form (a button) alone, or the logged-out notice. */
 export function logoutForm (data: LogoutPageData): SafeHtml {
-  if (data.loggedOut) return html`<p class="message" role="status">Successfully logged out</p>`
+  if (data.loggedOut) return html`<p class="notice" role="status">Successfully logged out</p>`
   return html`${formMessage(data)}
 <form method="post" action="${data.action}">
 ${formFields(data)}
@@ -22,5 +22,5 @@ ${formFields(data)}
 
 /** The default logout page. */
 export function logoutPage (data: LogoutPageData): string {
-  return layout({ title: data.title, body: logoutForm(data) })
+  return formPage(data, logoutForm(data))
 }

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from './escape.js'
-import { formFields, formMessage, layout, type FormPageData } from './layout.js'
+import { field, formFields, formMessage, formPage, type FormPageData } from './layout.js'
 
 /**
  * The data of the page of `mfaSetup`.
@@ -21,7 +21,7 @@ export interface MfaSetupPageData extends FormPageData {
   notice: string | null
 }
 
-const passwordField = html`<p><label for="password">Password</label><br><input id="password" name="password" type="password" autocomplete="current-password" required></p>`
+const passwordField = (data: MfaSetupPageData): SafeHtml => field(data, { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' })
 
 function actionForm (data: MfaSetupPageData, action: string, fields: SafeHtml | null, button: string): SafeHtml {
   return html`<form method="post" action="${data.action}">
@@ -40,9 +40,9 @@ ${data.recoveryCodes === null
     ? null
     : html`<p>Recovery codes: keep them somewhere safe. Each logs you in once if you lose the app.</p>
 <ul id="recovery-codes">${data.recoveryCodes.map((code) => html`<li><code>${code}</code></li>`)}</ul>`}
-${actionForm(data, 'confirm', html`<p><label for="code">Code from the app</label><br><input id="code" name="code" autocomplete="one-time-code" inputmode="numeric" required></p>`, 'Turn on')}
+${actionForm(data, 'confirm', field(data, { name: 'code', label: 'Code from the app', autocomplete: 'one-time-code', inputmode: 'numeric' }), 'Turn on')}
 <p>Lost it? Start again:</p>
-${actionForm(data, 'register', passwordField, 'New secret')}`
+${actionForm(data, 'register', passwordField(data), 'New secret')}`
 }
 
 /**
@@ -50,15 +50,14 @@ ${actionForm(data, 'register', passwordField, 'New secret')}`
  * @example const mine: Template<MfaSetupPageData> = (data) => layout({ title: '2FA', body: mfaSetupForm(data) })
  */
 export function mfaSetupForm (data: MfaSetupPageData): SafeHtml {
-  const notice = data.notice === null ? null : html`<p class="notice" role="status">${data.notice}</p>`
   const content = data.status === 'enrolled'
     ? html`<p>Two-factor authentication is on.</p>
-${actionForm(data, 'revoke', passwordField, 'Turn off')}`
+${actionForm(data, 'revoke', passwordField(data), 'Turn off')}`
     : data.status === 'pending'
       ? pending(data)
       : html`<p>Two-factor authentication is off. Set it up with an authenticator app.</p>
-${actionForm(data, 'register', passwordField, 'Set up')}`
-  return html`${notice}${formMessage(data)}
+${actionForm(data, 'register', passwordField(data), 'Set up')}`
+  return html`${formMessage(data)}
 ${content}`
 }
 
@@ -67,5 +66,5 @@ ${content}`
  * @example me.register(mfaSetup, { prefix: '/mfa', provider: totp, template: (data) => mfaSetupPage({ ...data, title: 'Security' }) })
  */
 export function mfaSetupPage (data: MfaSetupPageData): string {
-  return layout({ title: data.title, body: mfaSetupForm(data) })
+  return formPage(data, mfaSetupForm(data))
 }

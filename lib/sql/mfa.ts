@@ -28,7 +28,7 @@ export function upsertPending (table: Table, userId: number | string, secret: st
 export function enrollment (table: Table, userId: number | string): Statement {
   return statement(
     `SELECT ${q(table.primaryKey.name)} AS ${q('id')}, ${q('secret')}, ${q('recovery_codes')}, ` +
-    `${q('confirmed_at')} IS NOT NULL AS ${q('confirmed')}, ${q('revoked_at')} IS NOT NULL AS ${q('revoked')} ` +
+    `${q('confirmed_at')} IS NOT NULL AS ${q('confirmed')}, ${q('revoked_at')} IS NOT NULL AS ${q('revoked')}, ${q('last_used_step')} ` +
     `FROM ${q(table.name)} WHERE ${USER} = $1`, [userId])
 }
 

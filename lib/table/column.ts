@@ -30,6 +30,12 @@ export interface ColumnOptions {
   choices?: Record<string, Choice>
   helpText?: string
   primaryKey?: boolean
+  /**
+   * A value the API accepts, shown in the OpenAPI document (`examples`) and prefilled by Swagger
+   * UI's "Try it out": an existing key for a ForeignKey, a plausible number. Default one per
+   * type where the generated one would be refused (docs/openapi.md, "Examples").
+   */
+  example?: unknown
 }
 
 export interface NormalizedChoice { value: string | number | boolean, displayName: string }
@@ -47,6 +53,8 @@ export interface ColumnSpec {
   readonly choices: ReadonlyMap<string, NormalizedChoice> | null
   readonly helpText: string | null
   readonly primaryKey: boolean
+  /** The `example` option: undefined when none was given. */
+  readonly example?: unknown
   /** Varchar only. */
   readonly length?: number
   /** Numeric only: [precision, scale]. */
@@ -120,6 +128,7 @@ function build (type: ColumnType, options: ColumnOptions, extra: Partial<ColumnS
     choices: normalizeChoices(options.choices),
     helpText: options.helpText ?? null,
     primaryKey: options.primaryKey ?? false,
+    ...(options.example === undefined ? {} : { example: options.example }),
     ...extra
   })
 }

@@ -2,13 +2,13 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { PoolOptions } from '../database.js'
 import { TABLECRUD_ERR_AUTH_NOT_LOGGED_IN, TABLECRUD_ERR_FORM_READ_ONLY } from '../../lib/errors.js'
 import { changeUserPassword, checkPasswordChange } from '../../lib/auth/accounts.js'
-import { changePasswordPage, type ChangePasswordPageData, type Template } from '../../lib/html/index.js'
+import { changePasswordPage, type ChangePasswordPageData, type Template, type PageLink } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { described } from '../../schemas/responses.js'
-import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, leaveNotice, pageBase, refuseForm, sendPage } from './forms.js'
 import {
-  booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption
+  booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption, linksOption
 } from './options.js'
 import { minPasswordLengthOption } from './register.js'
 
@@ -31,6 +31,8 @@ export interface ChangePasswordOptions extends PoolOptions {
   minPasswordLength?: number
   /** The page; default the built-in one. */
   template?: Template<ChangePasswordPageData>
+  /** Links under the form, such as `[{ href: '/register/', text: 'Sign up' }]`; default none. */
+  links?: PageLink[]
   /** bcrypt cost of the new password's hash; default `TABLECRUD_BCRYPT_COST`, else 12. */
   bcryptCost?: number
 }
@@ -69,6 +71,7 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
   const readOnly = booleanOption(NAME, 'readOnly', options.readOnly, false)
   const minLength = minPasswordLengthOption(NAME, options.minPasswordLength)
   const template = templateOption(NAME, options.template, changePasswordPage)
+  const links = linksOption(NAME, options.links)
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
@@ -77,7 +80,7 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
   if (!fastify.hasRequestDecorator('user')) fastify.decorateRequest('user', null)
 
   const page = (request: FastifyRequest, message: string | null = null): string =>
-    template({ ...pageBase(request, 'Change password'), message, minPasswordLength: minLength })
+    template({ ...pageBase(request, 'Change password', links), message, minPasswordLength: minLength })
 
   formRoutes(fastify, {
     schema: { operationId: ids.page, summary: 'The change-password page', tags: ['accounts'], response: { 200: HTML_PAGE, 303: { description: 'No user: sent to loginUrl', type: 'null' } } },
@@ -118,8 +121,11 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
       }
       // Max-Age=0 alone, as sessionLogout clears it: clearCookie would add an Expires in 1970 as well.
       reply.setCookie(cookieName, '', { maxAge: 0, path: '/', httpOnly: true, sameSite: 'lax' })
-      if (isFormSubmission(request)) return reply.redirect(loginUrl, 303)
+      if (isFormSubmission(request)) {
+        leaveNotice(reply, 'password-changed')
+        return reply.redirect(loginUrl, 303)
+      }
       return { message: 'Password changed' }
     }
-  })
+  }, page)
 }

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  TABLECRUD_ERR_AUTH_CAPTCHA, TABLECRUD_ERR_MFA_FAILED, TABLECRUD_ERR_MFA_PROVIDER, TABLECRUD_ERR_MFA_REQUIRED
+  TABLECRUD_ERR_AUTH_CAPTCHA, TABLECRUD_ERR_MFA_CODE_USED, TABLECRUD_ERR_MFA_FAILED, TABLECRUD_ERR_MFA_PROVIDER, TABLECRUD_ERR_MFA_REQUIRED
 } from '../../lib/errors.js'
 import type { AuthUser } from '../../lib/auth/users.js'
 import type { MfaDbContext } from '../../lib/auth/mfa.js'
@@ -48,6 +48,11 @@ export interface MfaProvider {
   isEnrolled: (userId: number | string, context: MfaContext) => Promise<boolean>
   /** Whether the code (or a recovery code) is good for the user; a good one is used up, so a replay is refused. */
   verifyCode: (userId: number | string, code: string, context: MfaContext) => Promise<boolean>
+  /**
+   * Optional: whether a code `verifyCode` refused is a good one already spent; the login then
+   * answers 401 `TABLECRUD_ERR_MFA_CODE_USED` (wait for the next code) instead of `MFA failed`.
+   */
+  codeUsed?: (userId: number | string, code: string, context: MfaContext) => Promise<boolean>
 }
 
 /** The reason `captcha` is not a usable `captcha` option, or null. */
@@ -109,5 +114,6 @@ export async function checkMfa (providers: readonly MfaProvider[], user: AuthUse
   }
   const code = stringField(body, 'mfa_code')
   if (code === undefined || code === '') return new TABLECRUD_ERR_MFA_REQUIRED()
-  return await provider.verifyCode(userId, code, context) ? null : new TABLECRUD_ERR_MFA_FAILED()
+  if (await provider.verifyCode(userId, code, context)) return null
+  return await provider.codeUsed?.(userId, code, context) === true ? new TABLECRUD_ERR_MFA_CODE_USED() : new TABLECRUD_ERR_MFA_FAILED()
 }

@@ -1,11 +1,13 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { TABLECRUD_ERR_FORM_MEDIA_TYPE } from '../../lib/errors.js'
-import type { FormPageData } from '../../lib/html/index.js'
+import { TABLECRUD_ERR_FORM_MEDIA_TYPE, TABLECRUD_ERR_RATE_LIMITED } from '../../lib/errors.js'
+import type { FormPageData, PageLink } from '../../lib/html/index.js'
+import { PAGE_STYLE, STYLESHEET_FILE } from '../../lib/html/style.js'
 import { errorHandler, sendError } from '../errors.js'
 import type {} from '../web/types.js'
 import { described, ErrorResponse, errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import { claimOperationIds } from '../operation-ids.js'
 import { refuseMethod } from './login-routes.js'
+import { acceptsHtml, NOTICE_COOKIE, noticeText, retryIn, type NoticeKind } from '../../lib/web/pages.js'
 
 /**
  * The plumbing of the browser-facing auth plugins (SPEC §5): bodies that are JSON or
@@ -39,20 +41,36 @@ export async function ensureCookies (fastify: FastifyInstance): Promise<void> {
   if (!fastify.hasDecorator('parseCookie') && !fastify.hasRequestDecorator('cookies')) await fastify.register(import('@fastify/cookie'))
 }
 
+/** The errors of a form context: a body of another type is a 415 naming both accepted ones. */
+function formErrorHandler (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const type = request.headers['content-type']
+    sendError(reply, new TABLECRUD_ERR_FORM_MEDIA_TYPE(type === undefined ? 'none' : JSON.stringify(type)))
+    return
+  }
+  errorHandler(error, request, reply)
+}
+
+/**
+ * The error handler of a form's POST: a browser over the rateLimit plugin's limit (refused
+ * before its body is read, so by its `Accept`) gets the page with the message and when to try
+ * again, still a 429 with `Retry-After`; any other error as `formErrorHandler` answers it.
+ */
+function limitedPageHandler (refusedPage: RefusedPage) {
+  return async function (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (!(error instanceof TABLECRUD_ERR_RATE_LIMITED) || !acceptsHtml(request.headers.accept)) return formErrorHandler(error, request, reply)
+    const after = Number(reply.getHeader('retry-after'))
+    await sendPage(reply, 429, await refusedPage(request, `${error.message}. Try again in ${retryIn(after)}.`))
+  }
+}
+
 /**
  * Readies a context with form routes: JSON or urlencoded bodies only (another type is a 415
  * naming both), cookies, errors in the SPEC shape, and `Cache-Control: no-store` on every
  * answer: they carry session cookies and CSRF tokens, which no cache may keep (SPEC §3.2).
  */
 export async function formContext (fastify: FastifyInstance): Promise<void> {
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      const type = request.headers['content-type']
-      sendError(reply, new TABLECRUD_ERR_FORM_MEDIA_TYPE(type === undefined ? 'none' : JSON.stringify(type)))
-      return
-    }
-    errorHandler(error, request, reply)
-  })
+  fastify.setErrorHandler(formErrorHandler)
   fastify.removeContentTypeParser('text/plain')
   // @fastify/formbody turns repeated fields into arrays; the handlers refuse them as missing.
   if (!fastify.hasContentTypeParser(FORM)) await fastify.register(import('@fastify/formbody'))
@@ -95,16 +113,57 @@ export function wantsPage (request: FastifyRequest): boolean {
   return typeof body === 'object' && body !== null && (body as Record<string, unknown>).format === 'html'
 }
 
-/** What every page of a form route is given: where it posts (the route's own path, never the request's) and the CSRF token. */
-export function pageBase (request: FastifyRequest, title: string): FormPageData {
-  // Fastify gives a prefix's root route as `/login` for `/login/` too; the pages use the slash form.
-  const url = request.routeOptions.url!
-  return { title, action: url.endsWith('/') ? url : `${url}/`, csrfToken: request.csrfToken ?? null, message: null }
+/**
+ * Whether a request asks for a page rather than JSON: a GET or HEAD whose `Accept` lists
+ * `text/html` (a browser navigating), or of a route marked `tablecrudPage`.
+ */
+export function asksForPage (request: FastifyRequest): boolean {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return false
+  return request.routeOptions.config.tablecrudPage === true || acceptsHtml(request.headers.accept)
 }
 
-/** Sends a page with a status. */
+/**
+ * What every page of a form route is given: where it posts (the route's own path, never the
+ * request's), the CSRF token, the stylesheet served beside it, the notice a form left in a
+ * cookie before sending the browser here, and the plugin's `links`.
+ */
+export function pageBase (request: FastifyRequest, title: string, links: readonly PageLink[] = []): FormPageData {
+  // Fastify gives a prefix's root route as `/login` for `/login/` too; the pages use the slash form.
+  const url = request.routeOptions.url!
+  const action = url.endsWith('/') ? url : `${url}/`
+  return {
+    title,
+    action,
+    csrfToken: request.csrfToken ?? null,
+    message: null,
+    notice: noticeText(request.cookies[NOTICE_COOKIE]),
+    stylesheet: action + STYLESHEET_FILE,
+    links
+  }
+}
+
+/** Sends a page with a status; a notice it was given from the cookie is shown once, so the cookie is cleared. */
 export function sendPage (reply: FastifyReply, status: number, page: string): FastifyReply {
+  if (reply.request.cookies[NOTICE_COOKIE] !== undefined) reply.setCookie(NOTICE_COOKIE, '', { maxAge: 0, path: '/', httpOnly: true, sameSite: 'lax' })
   return reply.code(status).type('text/html; charset=utf-8').send(page)
+}
+
+/** Leaves a notice for the page a form sends the browser on to (303), good for a minute. */
+export function leaveNotice (reply: FastifyReply, kind: NoticeKind): void {
+  reply.setCookie(NOTICE_COOKIE, kind, { maxAge: 60, path: '/', httpOnly: true, sameSite: 'lax' })
+}
+
+/**
+ * The pages' stylesheet at `<prefix>/style.css`: from the page's origin, so `default-src
+ * 'self'` lets it in. Hidden from OpenAPI; cacheable, unlike the pages.
+ */
+export function stylesheetRoute (fastify: FastifyInstance): void {
+  fastify.route({
+    method: 'GET',
+    url: `/${STYLESHEET_FILE}`,
+    schema: { hide: true },
+    handler: async (_request, reply) => reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(PAGE_STYLE)
+  })
 }
 
 /**
@@ -117,26 +176,32 @@ export function refuseForm (request: FastifyRequest, reply: FastifyReply, error:
   return sendPage(reply, (error as Error & { statusCode: number }).statusCode, page(error.message))
 }
 
+/** A form's page showing why a submission was refused. */
+export type RefusedPage = (request: FastifyRequest, message: string) => string | Promise<string>
+
 /** One route of a form, at the context's prefix: its schema and handler. */
 export type FormRoute = Omit<RouteOptions, 'method' | 'url'>
 
 /**
  * The routes of a form at the context's prefix: GET (and HEAD) the page; POST the form, as JSON
  * or urlencoded, under the rateLimit plugin's login limit (SPEC §5.7); a 405 naming those for
- * the other methods. The body schema of the POST documents it and the handler reads the body
+ * the other methods. With `refusedPage`, a browser over the login limit gets that page with
+ * the message and when to try again (a 429 still). The body schema of the POST documents it and the handler reads the body
  * itself: the SPEC orders the checks (a CAPTCHA first), words each refusal (a missing field is a
  * 422 with its message), and a repeated form field must not pass as one of its values.
  */
-export function formRoutes (fastify: FastifyInstance, page: FormRoute, submit: FormRoute): void {
-  fastify.route({ ...page, method: 'GET', url: '/' })
+export function formRoutes (fastify: FastifyInstance, page: FormRoute, submit: FormRoute, refusedPage?: RefusedPage): void {
+  fastify.route({ ...page, config: { ...page.config, tablecrudPage: true }, method: 'GET', url: '/' })
   fastify.route({
     config: { tablecrudLogin: true },
     validatorCompiler: () => () => true,
+    ...(refusedPage === undefined ? {} : { errorHandler: limitedPageHandler(refusedPage) }),
     ...submit,
     schema: { consumes: ['application/json', FORM], ...submit.schema },
     method: 'POST',
     url: '/'
   })
+  stylesheetRoute(fastify)
   const refuse = refuseMethod('GET, HEAD, POST')
   fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

@@ -9,14 +9,14 @@ import { checkUserPassword } from '../../lib/auth/accounts.js'
 import type { AuthenticatorProvider, MfaEnrollment, MfaStatus } from '../../lib/auth/mfa.js'
 import { qrCodePng } from '../../lib/auth/totp.js'
 import type { AuthUser } from '../../lib/auth/users.js'
-import { mfaSetupPage, type MfaSetupPageData, type Template } from '../../lib/html/index.js'
+import { mfaSetupPage, type MfaSetupPageData, type Template, type PageLink } from '../../lib/html/index.js'
 import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
 import { errorResponse } from '../../schemas/responses.js'
 import { stringField } from './credentials.js'
-import { HTML_PAGE, MESSAGE, formContext, formErrors, jsonOrPage, formOperationIds, formRoutes, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
-import { databaseOf, tableOption, templateOption } from './options.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, jsonOrPage, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { databaseOf, tableOption, templateOption, linksOption } from './options.js'
 
 /**
  * Options of `mfaSetup`.
@@ -29,6 +29,8 @@ export interface MfaSetupOptions extends PoolOptions {
   authTable?: Table
   /** The page; default the built-in one. */
   template?: Template<MfaSetupPageData>
+  /** Links under the form, such as `[{ href: '/register/', text: 'Sign up' }]`; default none. */
+  links?: PageLink[]
 }
 
 const NAME = 'mfaSetup'
@@ -133,6 +135,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
   const provider = providerOption(options?.provider)
   const table = tableOption(NAME, options.authTable ?? userTable)
   const template = templateOption(NAME, options.template, mfaSetupPage)
+  const links = linksOption(NAME, options.links)
   const db = databaseOf(fastify, NAME, options)!
   const context = { db }
   await formContext(fastify)
@@ -143,7 +146,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
     const user = userOf(request)!
     const status: MfaStatus = await provider.status(user.id, context)
     const pending = extra.enrollment ?? (status === 'pending' ? await provider.pending(user, context) : null)
-    const base = pageBase(request, 'Two-factor authentication')
+    const base = pageBase(request, 'Two-factor authentication', links)
     return template({
       ...base,
       message: extra.message ?? null,

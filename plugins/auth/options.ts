@@ -8,6 +8,7 @@ import { sessionTableProblem } from '../../lib/auth/sessions.js'
 import { authTableProblem } from '../../lib/auth/users.js'
 import type { Database } from '../../lib/db/port.js'
 import { isTable, type Table } from '../../lib/table/index.js'
+import type { PageLink } from '../../lib/html/index.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 
 /** The option checks the auth plugins share; each throws `optionError` naming the plugin and option. */
@@ -105,8 +106,17 @@ export function redirectOption (plugin: string, value: unknown, fallback: string
 }
 
 /** A redirect target that may be null (none), as `redirectOption`. */
-export function nullableRedirectOption (plugin: string, value: unknown): string | null {
+export function nullableRedirectOption (plugin: string, value: unknown, name = 'redirectTo'): string | null {
   if (value === undefined || value === null) return null
-  if (!isRedirectTarget(value)) throw optionError(plugin, 'redirectTo', `${REDIRECT_RULE}, or null`)
+  if (!isRedirectTarget(value)) throw optionError(plugin, name, `${REDIRECT_RULE}, or null`)
   return value
+}
+
+/** The `links` option of a plugin with a page: `{ href, text }` pairs, hrefs as redirect targets. */
+export function linksOption (plugin: string, value: unknown): PageLink[] {
+  if (value === undefined) return []
+  const ok = Array.isArray(value) && value.every((link: Record<string, unknown> | null) =>
+    typeof link === 'object' && link !== null && isRedirectTarget(link.href) && typeof link.text === 'string' && link.text !== '')
+  if (!ok) throw optionError(plugin, 'links', `must be an array of { href, text }: href ${REDIRECT_RULE}, text not empty`)
+  return (value as PageLink[]).map(({ href, text }) => ({ href, text }))
 }

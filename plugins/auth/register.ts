@@ -2,15 +2,15 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { optionError, TABLECRUD_ERR_FORM_READ_ONLY } from '../../lib/errors.js'
 import { checkRegistration, createRegisteredUser } from '../../lib/auth/accounts.js'
 import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../lib/auth/password.js'
-import { registerPage, type RegisterPageData, type Template } from '../../lib/html/index.js'
+import { registerPage, type RegisterPageData, type Template, type PageLink } from '../../lib/html/index.js'
 import { userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
 import { described } from '../../schemas/responses.js'
-import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
+import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, leaveNotice, pageBase, refuseForm, sendPage } from './forms.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
-import { booleanOption, costOption, redirectOption, tableOption, templateOption } from './options.js'
+import { booleanOption, costOption, redirectOption, tableOption, templateOption, linksOption } from './options.js'
 
 /**
  * Options of `register`.
@@ -31,6 +31,8 @@ export interface RegisterOptions extends PoolOptions {
   minPasswordLength?: number
   /** The sign-up page; default the built-in one. */
   template?: Template<RegisterPageData>
+  /** Links under the form, such as `[{ href: '/register/', text: 'Sign up' }]`; default none. */
+  links?: PageLink[]
   /** bcrypt cost of the new password's hash; default `TABLECRUD_BCRYPT_COST`, else 12. */
   bcryptCost?: number
 }
@@ -105,6 +107,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   const readOnly = booleanOption(NAME, 'readOnly', options.readOnly, false)
   const minLength = minPasswordLengthOption(NAME, options.minPasswordLength)
   const template = templateOption(NAME, options.template, registerPage)
+  const links = linksOption(NAME, options.links)
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseHelper(fastify, NAME, { pg: options.pg, pool: options.pool })
   const username = table.columnMap.get('username')!
@@ -113,7 +116,7 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
   const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
-    ...pageBase(request, 'Sign up'),
+    ...pageBase(request, 'Sign up', links),
     message,
     username: message === null ? '' : stringField(request.body, 'username') ?? '',
     email: message === null ? '' : stringField(request.body, 'email') ?? '',
@@ -147,8 +150,11 @@ export const register: FastifyPluginAsync<RegisterOptions> = async function regi
         if ((error as { statusCode?: number }).statusCode !== 422) throw error
         return refuse(error as Error)
       }
-      if (isFormSubmission(request)) return reply.redirect(redirectTo, 303)
+      if (isFormSubmission(request)) {
+        leaveNotice(reply, 'registered')
+        return reply.redirect(redirectTo, 303)
+      }
       return reply.code(201).send(created)
     }
-  })
+  }, page)
 }

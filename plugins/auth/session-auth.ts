@@ -7,9 +7,10 @@ import type { AuthUser } from '../../lib/auth/users.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { sendError } from '../errors.js'
-import { ensureCookies } from './forms.js'
+import { asksForPage, ensureCookies } from './forms.js'
+import { safeNext, withNext } from '../../lib/web/pages.js'
 import {
-  booleanOption, cookieNameOption, databaseOf, durationOption, excludedPathsOption, sessionTableOption, tableOption
+  booleanOption, cookieNameOption, databaseOf, durationOption, excludedPathsOption, nullableRedirectOption, sessionTableOption, tableOption
 } from './options.js'
 import type { PoolOptions } from '../database.js'
 import { fail, protectContext } from './protect.js'
@@ -40,6 +41,13 @@ export interface SessionAuthOptions extends PoolOptions {
   increaseExpiry?: number | string
   /** Paths that need no session (SPEC §3.1 rules): `request.user` is null there. */
   excludedPaths?: string[]
+  /**
+   * The login page: a request for a page (a GET or HEAD asking for `text/html`, or of a page
+   * route) without a live session is sent there (303) with `?next=<its path>`, which
+   * `sessionLogin` sends the browser back to; API clients keep the JSON 401. Default null: a
+   * 401 for every request.
+   */
+  loginUrl?: string | null
 }
 
 const NAME = 'sessionAuth'
@@ -58,6 +66,7 @@ const sessionAuthPlugin: FastifyPluginAsync<SessionAuthOptions> = async function
   ]
   const increase = options.increaseExpiry === undefined ? null : durationOption(NAME, 'increaseExpiry', options.increaseExpiry)
   const isExcluded = excludedPathsOption(NAME, options.excludedPaths)
+  const loginUrl = nullableRedirectOption(NAME, options.loginUrl, 'loginUrl')
   const db = databaseOf(fastify, NAME, options)!
   await ensureCookies(fastify)
   protectContext(fastify, isExcluded, recordCookieAuth(fastify.server, cookieName), { unauthenticated: !allowUnauthenticated, forbidden: rules.some(([on]) => on) })
@@ -81,6 +90,10 @@ const sessionAuthPlugin: FastifyPluginAsync<SessionAuthOptions> = async function
     }
     if (user instanceof Error) {
       if (allowUnauthenticated) return
+      if (loginUrl !== null && asksForPage(request)) {
+        const next = safeNext(request.url)
+        return reply.redirect(next === null ? loginUrl : withNext(loginUrl, next), 303)
+      }
       return sendError(reply, user)
     }
     request.user = user
@@ -96,7 +109,8 @@ const sessionAuthPlugin: FastifyPluginAsync<SessionAuthOptions> = async function
  * `No matching session found.` (unknown or expired) or `That user doesn't exist anymore`.
  * Then `adminOnly`, `superuserOnly` and `activeOnly` (on by default) may refuse the user
  * with a 403. Sets `request.user`; with `allowUnauthenticated` the 401 cases go on with
- * `request.user = null`. Routes of the context carry the `cookieAuth` scheme in OpenAPI.
+ * `request.user = null`; with `loginUrl`, a browser asking for a page is sent to the login
+ * page instead, with `next`. Routes of the context carry the `cookieAuth` scheme in OpenAPI.
  * @example
  * app.register(async (site) => {
  *   await site.register(sessionAuth, { increaseExpiry: '30m' })

@@ -4,7 +4,7 @@ import {
 } from '../../lib/errors.js'
 import { deleteSession, MAX_SESSION_EXPIRY, SESSION_EXPIRY, startSession } from '../../lib/auth/sessions.js'
 import { checkLogin, recordLogin } from '../../lib/auth/users.js'
-import { loginPage, type LoginPageData, type Template } from '../../lib/html/index.js'
+import { loginPage, type LoginPageData, type Template, type PageLink } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
@@ -13,8 +13,9 @@ import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { MFA_FIELDS } from './login-routes.js'
 import type {} from '../web/types.js'
+import { safeNext } from '../../lib/web/pages.js'
 import {
-  booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption
+  booleanOption, cookieNameOption, costOption, databaseOf, durationOption, redirectOption, sessionTableOption, tableOption, templateOption, linksOption
 } from './options.js'
 import type { PoolOptions } from '../database.js'
 
@@ -62,6 +63,8 @@ export interface SessionLoginOptions extends PoolOptions {
   mfaProviders?: MfaProvider[]
   /** The login page; default the built-in one. */
   template?: Template<LoginPageData>
+  /** Links under the form, such as `[{ href: '/register/', text: 'Sign up' }]`; default none. */
+  links?: PageLink[]
   /** bcrypt cost of the dummy hash checked for unknown users; default `TABLECRUD_BCRYPT_COST`, else 12. */
   bcryptCost?: number
 }
@@ -96,7 +99,8 @@ const LOGIN_BODY = {
     username: { type: 'string', minLength: 1 },
     password: { type: 'string', minLength: 1, format: 'password' },
     ...MFA_FIELDS,
-    format: { type: 'string', enum: ['html'], description: 'html: answer errors with the login page (what the built-in form sends)' }
+    format: { type: 'string', enum: ['html'], description: 'html: answer errors with the login page (what the built-in form sends)' },
+    next: { type: 'string', description: 'A form submission: the path of this site to go to instead of redirectTo (what `?next=` of the login page carries)' }
   },
   required: ['username', 'password']
 } as const
@@ -107,7 +111,8 @@ const LOGIN_BODY = {
  * the password (401 `Login failed`, timed alike for unknown and known users), the second
  * factor and the `loginSuccess` hooks, then ends the session of any cookie sent along, starts
  * a new one, sets `last_login` and the cookie `<cookieName>=<token>; Max-Age; Path=/;
- * HttpOnly; SameSite=Lax` (`Secure` with `production`). A form gets 303 to `redirectTo`, JSON
+ * HttpOnly; SameSite=Lax` (`Secure` with `production`). A form gets 303 to its `next` (a path
+ * of this site, which the page carries from `?next=`) or else `redirectTo`, JSON
  * 200 `{"message": "logged in"}`. A refused built-in form gets the page again with the message.
  * @example
  * app.register(sessionLogin, { prefix: '/login', redirectTo: '/me/', sessionExpiry: '1h', maxSessionExpiry: '7d' })
@@ -148,17 +153,20 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
   const hooks = hooksOption(options.hooks)
   const mfaProviders = extensionsOption(options)
   const template = templateOption(NAME, options.template, loginPage)
+  const links = linksOption(NAME, options.links)
   const cost = costOption(NAME, options.bcryptCost)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
   const ids = formOperationIds(fastify, NAME)
 
   const page = (request: FastifyRequest, message: string | null = null): string => template({
-    ...pageBase(request, 'Log in'),
+    ...pageBase(request, 'Log in', links),
     message,
     username: message === null ? '' : stringField(request.body, 'username') ?? '',
     mfaProviders: mfaProviders.map((p) => p.name),
-    captchaField: options.captcha?.field ?? null
+    captchaField: options.captcha?.field ?? null,
+    // Where to go after logging in: from the address on the page, from the form once posted.
+    next: safeNext(message === null ? (request.query as Record<string, unknown>).next : stringField(request.body, 'next'))
   })
 
   /** Steps 1 to 6 of SPEC §5.1: the user, or why the login is refused. */
@@ -197,8 +205,8 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
       const session = await startSession(db, sessions, result.id, expiry, maxExpiry)
       await recordLogin(db, table, result.id)
       reply.setCookie(cookieName, session.token, { maxAge: maxExpiry, path: '/', httpOnly: true, sameSite: 'lax', secure: production })
-      if (isFormSubmission(request)) return reply.redirect(redirectTo, 303)
+      if (isFormSubmission(request)) return reply.redirect(safeNext(stringField(request.body, 'next')) ?? redirectTo, 303)
       return { message: 'logged in' }
     }
-  })
+  }, page)
 }

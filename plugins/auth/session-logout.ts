@@ -1,13 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify'
 import { TABLECRUD_ERR_AUTH_NO_SESSION_COOKIE } from '../../lib/errors.js'
 import { deleteSession } from '../../lib/auth/sessions.js'
-import { logoutPage, type LogoutPageData, type Template } from '../../lib/html/index.js'
+import { logoutPage, type LogoutPageData, type Template, type PageLink } from '../../lib/html/index.js'
 import { sessionTable as builtInSessions } from '../../lib/table/auth-tables.js'
 import type { Table } from '../../lib/table/index.js'
 import { described } from '../../schemas/responses.js'
-import { HTML_PAGE, MESSAGE, formContext, jsonOrPage, formErrors, formOperationIds, isFormSubmission, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, isFormSubmission, jsonOrPage, leaveNotice, pageBase, refuseForm, sendPage, stylesheetRoute, wantsPage } from './forms.js'
 import { refuseMethod } from './login-routes.js'
-import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption } from './options.js'
+import { cookieNameOption, databaseOf, nullableRedirectOption, sessionTableOption, templateOption, linksOption } from './options.js'
 import type { PoolOptions } from '../database.js'
 
 /**
@@ -23,6 +23,8 @@ export interface SessionLogoutOptions extends PoolOptions {
   redirectTo?: string | null
   /** The logout page; default the built-in one. */
   template?: Template<LogoutPageData>
+  /** Links under the form, such as `[{ href: '/register/', text: 'Sign up' }]`; default none. */
+  links?: PageLink[]
 }
 
 const NAME = 'sessionLogout'
@@ -48,6 +50,7 @@ export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async fun
   const cookieName = cookieNameOption(NAME, options.cookieName)
   const redirectTo = nullableRedirectOption(NAME, options.redirectTo)
   const template = templateOption(NAME, options.template, logoutPage)
+  const links = linksOption(NAME, options.links)
   const db = databaseOf(fastify, NAME, options)!
   await formContext(fastify)
   const ids = formOperationIds(fastify, NAME)
@@ -56,7 +59,7 @@ export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async fun
     method: 'GET',
     url: '/',
     schema: { operationId: ids.page, summary: 'The logout page', tags: ['sessions'], response: { 200: HTML_PAGE } },
-    handler: async (request, reply) => sendPage(reply, 200, template({ ...pageBase(request, 'Log out'), loggedOut: false }))
+    handler: async (request, reply) => sendPage(reply, 200, template({ ...pageBase(request, 'Log out', links), loggedOut: false }))
   })
   fastify.route({
     method: 'POST',
@@ -79,16 +82,20 @@ export const sessionLogout: FastifyPluginAsync<SessionLogoutOptions> = async fun
       const token = request.cookies[cookieName]
       if (token === undefined) {
         return refuseForm(request, reply, new TABLECRUD_ERR_AUTH_NO_SESSION_COOKIE(),
-          (message) => template({ ...pageBase(request, 'Log out'), message, loggedOut: false }))
+          (message) => template({ ...pageBase(request, 'Log out', links), message, loggedOut: false }))
       }
       await deleteSession(db, token, sessions)
       // Max-Age=0 alone (SPEC §5.1): clearCookie would add an Expires in 1970 as well.
       reply.setCookie(cookieName, '', { maxAge: 0, path: '/', httpOnly: true, sameSite: 'lax' })
-      if (redirectTo !== null && isFormSubmission(request)) return reply.redirect(redirectTo, 303)
-      if (wantsPage(request)) return sendPage(reply, 200, template({ ...pageBase(request, 'Log out'), loggedOut: true }))
+      if (redirectTo !== null && isFormSubmission(request)) {
+        leaveNotice(reply, 'logged-out')
+        return reply.redirect(redirectTo, 303)
+      }
+      if (wantsPage(request)) return sendPage(reply, 200, template({ ...pageBase(request, 'Log out', links), loggedOut: true }))
       return { message: 'Successfully logged out' }
     }
   })
+  stylesheetRoute(fastify)
   const refuse = refuseMethod('GET, HEAD, POST')
   fastify.route({ method: ['PUT', 'PATCH', 'DELETE'], url: '/', schema: { hide: true }, onRequest: refuse, handler: refuse })
 }

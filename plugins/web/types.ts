@@ -15,5 +15,10 @@ declare module 'fastify' {
      * `login` limit on the route's POSTs (SPEC §5.7). Every auth plugin with such a route sets it.
      */
     tablecrudLogin?: boolean
+    /**
+     * Marks a route that answers with a page: a `sessionAuth` with `loginUrl` sends a request
+     * for it without a live session to the login page, whatever its `Accept` header.
+     */
+    tablecrudPage?: boolean
   }
 }

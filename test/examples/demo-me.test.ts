@@ -22,8 +22,8 @@ t.test('/me/: who is logged in, for a session only', async (t) => {
   const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
   t.teardown(async () => await app.close())
   const anonymous = await app.inject('/me/')
-  t.equal(anonymous.statusCode, 401)
-  t.same(anonymous.json(), { statusCode: 401, code: 'TABLECRUD_ERR_AUTH_SESSION', error: 'Unauthorized', message: 'No session cookie found.' })
+  t.equal(anonymous.statusCode, 303, 'a page: sent to log in (test/examples/demo-pages.test.ts)')
+  t.equal(anonymous.headers.location, '/login/?next=%2Fme%2F')
   const page = await app.inject('/login/')
   const token = cookieOf(page.headers['set-cookie'], 'csrftoken')
   const login = await app.inject({
@@ -39,7 +39,8 @@ t.test('/me/: who is logged in, for a session only', async (t) => {
   t.match(me.body, /^<!doctype html>/)
   t.match(me.body, '<title>Who am I</title>')
   t.match(me.body, `<p>Logged in as <strong id="username">${DEMO_USER.username}</strong>.</p>`)
-  t.match(me.body, '<a href="/change-password/">Change password</a> · <a href="/mfa/">Two-factor authentication</a> · <a href="/logout/">Log out</a>')
+  t.match(me.body, '<li><a href="/change-password/">Change password</a></li><li><a href="/mfa/">Two-factor authentication</a></li><li><a href="/logout/">Log out</a></li>')
+  t.match(me.body, '<link rel="stylesheet" href="/login/style.css">')
 })
 
 t.test('with a Redis client, the rate limits are counted in Redis under the demo\'s name space', async (t) => {

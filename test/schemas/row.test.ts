@@ -14,7 +14,8 @@ import {
 const addFormats = formats.default
 
 /** The JSON a schema serialises to: TypeBox's symbol members dropped. */
-const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
+/** Plain JSON Schema, without the OpenAPI `examples` (checked by a test of their own). */
+const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema, (name, value) => name === 'examples' ? undefined : value))
 
 const INT = { minimum: -2147483648, maximum: 2147483647, type: 'integer' }
 /** A nullable value out: `type: [t, 'null']`, which fast-json-stringify writes faster than anyOf. */
@@ -586,4 +587,28 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   t.ok(noNul.test('text') && !noNul.test('a\0b'), 'the pattern refuses NUL')
   t.strictSame(rules('note'), [{ pattern: '^[^\\u0000]*$' }, null])
   t.match(rules('at'), [{ description: /a day that exists/ }])
+})
+
+t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {
+  const examples = (schema: unknown): Record<string, unknown> =>
+    Object.fromEntries(Object.entries((schema as { properties: Record<string, { examples?: unknown[] }> }).properties).map(([name, p]) => [name, p.examples?.[0]]))
+  const studio = defineTable('ex_studio', { code: column.varchar({ length: 8, primaryKey: true }) })
+  const film: Table = defineTable('ex_film', {
+    year: column.integer({ example: 1999 }),
+    votes: column.array(column.smallInt()),
+    at: column.timestamp(),
+    at_tz: column.timestamptz(),
+    day: column.date(),
+    name: column.varchar({ length: 10 }),
+    studio: column.foreignKey(studio, { example: 'WB' }),
+    any_studio: column.foreignKey(studio),
+    sequel_of: column.foreignKey((): Table => film)
+  })
+  t.strictSame(examples(createSchema(film)), {
+    id: undefined, year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', name: undefined, studio: 'WB', any_studio: undefined, sequel_of: 1
+  })
+  t.equal(examples(replaceSchema(film)).id, 1, 'a key in a PUT body')
+  const validate = bodyAjv.compile(createSchema(film))
+  t.ok(validate({ year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', studio: 'WB', sequel_of: 1 }), 'the examples pass validation')
+  t.notMatch(JSON.stringify(schemaDocument(film, { excludeSecrets: true, maxJoins: 0 })), 'examples', 'not in /schema/')
 })

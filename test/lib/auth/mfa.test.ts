@@ -55,6 +55,7 @@ t.test('register, confirm, log in, replay, recovery codes, revoke', async (t) =>
   t.equal(await provider.status(user.id, ctx), 'pending')
   t.equal(await provider.isEnrolled(user.id, ctx), false, 'a pending enrollment is not asked for at login')
   t.equal(await provider.verifyCode(user.id, await freshCode(enrollment.secret), ctx), false, 'nor accepted')
+  t.equal(await provider.codeUsed(user.id, totpCode(enrollment.secret), ctx), false, 'nor spent')
 
   const second = (await provider.register(user, ctx))!
   t.not(second.secret, enrollment.secret, 'a new register replaces the pending secret')
@@ -68,12 +69,16 @@ t.test('register, confirm, log in, replay, recovery codes, revoke', async (t) =>
   t.equal(await provider.register(user, ctx), null, 'no register over a confirmed enrollment')
   t.equal((await row(user.id)).last_used_step, stepAt(Date.now()), 'the confirming step is spent')
   t.equal(await provider.verifyCode(user.id, confirmCode, ctx), false, 'the confirming code does not log in')
+  t.equal(await provider.codeUsed(user.id, confirmCode, ctx), true, 'it is the right code, spent')
 
   // As if the confirmation were a step ago, rather than wait 30 s for the next code.
   await db.pool.query('UPDATE auth_mfa_secret SET last_used_step = last_used_step - 1 WHERE "user" = $1', [user.id])
   const code = await freshCode(second.secret)
   t.equal(await provider.verifyCode(user.id, code, ctx), true, 'the current code works')
   t.equal(await provider.verifyCode(user.id, code, ctx), false, 'once')
+  t.equal(await provider.codeUsed(user.id, code, ctx), true, 'spent')
+  t.equal(await provider.codeUsed(user.id, totpCode(second.secret, Date.now() - 60_000), ctx), false, 'a code of two windows ago is not a spent one')
+  t.equal(await provider.codeUsed(user.id, '000000x', ctx), false, 'a wrong code is not')
   t.equal(await provider.verifyCode(user.id, totpCode(second.secret, Date.now() - 60_000), ctx), false, 'a code of two windows ago')
   t.equal(await provider.verifyCode(user.id, '1'.repeat(10000), ctx), false, '10,000 digits')
   t.equal(await provider.verifyCode(user.id, '', ctx), false)
@@ -81,6 +86,9 @@ t.test('register, confirm, log in, replay, recovery codes, revoke', async (t) =>
   const [recovery] = second.recovery_codes
   t.equal(await provider.verifyCode(user.id, recovery!.toUpperCase(), ctx), true, 'a recovery code works')
   t.equal(await provider.verifyCode(user.id, recovery!, ctx), false, 'once')
+  t.equal(await provider.codeUsed(user.id, recovery!, ctx), false, 'a used recovery code is gone, not "just used"')
+  await db.pool.query('UPDATE auth_mfa_secret SET last_used_step = NULL WHERE "user" = $1', [user.id])
+  t.equal(await provider.codeUsed(user.id, totpCode(second.secret), ctx), false, 'no step spent yet')
   t.equal((await row(user.id)).recovery_codes.length, 7)
   t.equal(await provider.verifyCode(user.id, enrollment.recovery_codes[0]!, ctx), false, "a replaced enrollment's code")
 

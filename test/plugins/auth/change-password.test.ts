@@ -134,7 +134,7 @@ t.test('a refused built-in form gets the page again with the message', async (t)
   const token = await login(user.username)
   const res = await change('/change-password', token, form([['current_password', 'wrong-password'], ['new_password', 'new-password'], ['confirm_new_password', 'new-password'], ['format', 'html']]), FORM)
   t.equal(res.statusCode, 422)
-  t.match(res.body, /<p class="message" role="alert">Incorrect password.<\/p>/)
+  t.match(res.body, /<p class="message" id="form-message" role="alert">Incorrect password.<\/p>/)
   t.notMatch(res.body, /wrong-password/, 'no password echoed')
 })
 

@@ -160,7 +160,7 @@ t.test('a built-in form that is refused gets the page again, with the message es
   const res = await post('/register', form(Object.entries(body) as Array<[string, string]>), FORM)
   t.equal(res.statusCode, 422)
   t.match(res.headers['content-type'], /^text\/html/)
-  t.match(res.body, /<p class="message" role="alert">Invalid email address.<\/p>/)
+  t.match(res.body, /<p class="message" id="form-message" role="alert">Invalid email address.<\/p>/)
   t.match(res.body, /value="&lt;b&gt;ann&lt;\/b&gt;"/)
   t.match(res.body, /value="bad&quot;email"/)
   t.notMatch(res.body, /secret-1/, 'passwords are not shown again')

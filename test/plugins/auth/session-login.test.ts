@@ -306,7 +306,7 @@ t.test('a refused built-in form gets the page again, the same status, the messag
   let res = await post('/login', form([['username', '<b>bob</b>'], ['password', 'nope-nope'], ['format', 'html']]), FORM)
   t.equal(res.statusCode, 401)
   t.equal(res.headers['content-type'], 'text/html; charset=utf-8')
-  t.match(res.body, '<p class="message" role="alert">Login failed</p>')
+  t.match(res.body, '<p class="message" id="form-message" role="alert">Login failed</p>')
   t.match(res.body, 'value="&lt;b&gt;bob&lt;/b&gt;"', 'the username is shown again, escaped')
   res = await post('/login', form([['username', 'bob'], ['format', 'html']]), FORM)
   t.equal(res.statusCode, 422)

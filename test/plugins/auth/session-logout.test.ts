@@ -52,14 +52,14 @@ t.test('without the cookie: 401 The session cookie wasn\'t found.', async (t) =>
   const page = await app.inject({ method: 'POST', url: '/logout', headers: FORM, payload: form([['format', 'html']]) })
   t.equal(page.statusCode, 401)
   t.equal(page.headers['content-type'], 'text/html; charset=utf-8')
-  t.match(page.body, '<p class="message" role="alert">The session cookie wasn&#39;t found.</p>')
+  t.match(page.body, '<p class="message" id="form-message" role="alert">The session cookie wasn&#39;t found.</p>')
 })
 
 t.test('a form: 303 to redirectTo when set; the page saying so for the built-in form otherwise', async (t) => {
   const { token } = await createSession(app.pg, bob.id)
   const res = await app.inject({ method: 'POST', url: '/bye', cookies: { sid: token }, headers: FORM, payload: form([['format', 'html']]) })
   t.same([res.statusCode, res.headers.location], [303, '/login/'])
-  t.equal(res.headers['set-cookie'], CLEARED.replace('id=', 'sid='))
+  t.same(res.headers['set-cookie'], [CLEARED.replace('id=', 'sid='), 'tablecrud_notice=logged-out; Max-Age=60; Path=/; HttpOnly; SameSite=Lax'], 'a notice for the next page')
   t.equal(await exists(token), false)
   const json = await app.inject({ method: 'POST', url: '/bye', cookies: { sid: 'x' } })
   t.same([json.statusCode, json.json()], [200, { message: 'Successfully logged out' }], 'JSON is not redirected')

@@ -56,12 +56,16 @@ t.test('sessionLogin options are checked at registration, each naming the option
     [{ mfaProviders: [{ ...provider, name: '' }] }, 'mfaProviders', 'must hold providers { name, isEnrolled(userId, context), verifyCode(userId, code, context) }'],
     [{ mfaProviders: [provider, provider] }, 'mfaProviders', 'has two providers named totp'],
     [{ template: '<html>' }, 'template', 'must be a function (data) => string returning the page'],
-    [{ bcryptCost: 99 }, 'bcryptCost', 'must be an integer from 4 to 31']
+    [{ bcryptCost: 99 }, 'bcryptCost', 'must be an integer from 4 to 31'],
+    [{ links: { href: '/register/', text: 'Sign up' } }, 'links', 'must be an array of { href, text }: href must be a path starting with / or an http(s) URL, text not empty'],
+    [{ links: [null] }, 'links', 'must be an array of { href, text }: href must be a path starting with / or an http(s) URL, text not empty'],
+    [{ links: [{ href: '//evil.example', text: 'x' }] }, 'links', 'must be an array of { href, text }: href must be a path starting with / or an http(s) URL, text not empty'],
+    [{ links: [{ href: '/register/', text: '' }] }, 'links', 'must be an array of { href, text }: href must be a path starting with / or an http(s) URL, text not empty']
   ]
   for (const [options, option, problem] of cases) {
     t.match(await refused(sessionLogin, options), OPTION('sessionLogin', option, problem), JSON.stringify(options))
   }
-  t.equal(await refused(sessionLogin, { redirectTo: 'https://example.com/app/', hooks: { preLogin: [] }, mfaProviders: [provider] }), null, 'good options pass')
+  t.equal(await refused(sessionLogin, { redirectTo: 'https://example.com/app/', hooks: { preLogin: [] }, mfaProviders: [provider], links: [{ href: '/register/', text: 'Sign up' }] }), null, 'good options pass')
 })
 
 t.test('sessionLogout and sessionAuth options', async (t) => {
@@ -81,7 +85,9 @@ t.test('sessionLogout and sessionAuth options', async (t) => {
     [{ activeOnly: 0 }, 'activeOnly', 'must be true or false'],
     [{ increaseExpiry: -5 }, 'increaseExpiry', 'must be a positive number of seconds or a duration such as "15m", "12h", "7d"'],
     [{ excludedPaths: 'health' }, 'excludedPaths', 'must be an array of paths'],
-    [{ excludedPaths: ['/a*b'] }, 'excludedPaths', 'has "/a*b": * is allowed only at the end']
+    [{ excludedPaths: ['/a*b'] }, 'excludedPaths', 'has "/a*b": * is allowed only at the end'],
+    [{ loginUrl: '//evil.example/login' }, 'loginUrl', 'must be a path starting with / or an http(s) URL, or null'],
+    [{ loginUrl: 5 }, 'loginUrl', 'must be a path starting with / or an http(s) URL, or null']
   ]
   for (const [options, option, problem] of cases) {
     t.match(await refused(sessionAuth, options), OPTION('sessionAuth', option, problem), JSON.stringify(options))
@@ -121,7 +127,8 @@ t.test('pages: a template of one\'s own, at the root of an app, and the CAPTCHA 
   t.match(res.body, '<title>Sign in here</title>')
   t.match(res.body, '<div class="mine">')
   t.match(res.body, '<form method="post" action="/">', 'a login at the root posts to /')
-  t.same(seen, [{ title: 'Log in', action: '/', csrfToken: null, message: null, username: '', mfaProviders: [], captchaField: 'h-captcha-response' }])
+  t.same(seen, [{ title: 'Log in', action: '/', csrfToken: null, message: null, notice: null, stylesheet: '/style.css', links: [], username: '', mfaProviders: [], captchaField: 'h-captcha-response', next: null }])
+  t.notMatch(res.body, '<link', 'a template that does not link the stylesheet has none')
   t.equal((await app.inject({ method: 'GET', url: '/logout' })).body, '<p>bye from /logout/</p>')
   const noCookie = await app.inject({ method: 'POST', url: '/logout', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'format=html' })
   t.same([noCookie.statusCode, noCookie.body], [401, '<p>bye from /logout/</p>'], 'the template serves the refused form too')
