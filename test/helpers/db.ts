@@ -27,10 +27,14 @@ let embedded: Promise<EmbeddedPostgres> | null = null
  * shared by the file's tests, each in its own schema, and stopped when the file's tests end.
  */
 function embeddedServer (): Promise<EmbeddedPostgres> {
-  if (embedded === null) {
-    const server = embedded = startEmbeddedPostgres()
-    tap.teardown(async () => { await (await server).stop() })
-  }
+  // The stop is registered once the server is up, as tap ends a file whose root has a teardown
+  // as soon as it is idle: registered at once, the root could end while PGlite still starts
+  // under a top-level `await testDatabase(t)`. Teardowns run last first, so this one runs
+  // after the schema drops of the tests that asked later.
+  embedded ??= startEmbeddedPostgres().then((server) => {
+    tap.teardown(async () => { await server.stop() })
+    return server
+  })
   return embedded
 }
 
