@@ -108,6 +108,15 @@ async function browserSide (site: FastifyInstance, totp: ReturnType<typeof authe
   }, { prefix: '/me' })
 }
 
+/** The OpenAPI document's `info`. */
+const DEMO_INFO = {
+  title: 'fastify-tablecrud movies demo',
+  version: '1.0.0',
+  description: 'Directors, studios, movies and roles.',
+  contact: { name: 'The fastify-tablecrud maintainers' },
+  license: { name: 'MIT', identifier: 'MIT' }
+}
+
 /**
  * The movies demo: public read-only tables under `/api`, the same tables writable under
  * `/api/admin` (JWT) and `/api/token` (token auth), both logins, the docs at `/docs`, and the
@@ -129,16 +138,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   // (SPEC §5.6, §5.7); the login routes get the login limit.
   await app.register(csp)
   await app.register(rateLimit, options.redis === undefined ? {} : { redis: options.redis, nameSpace: 'movies-demo-rl-' })
-  await app.register(openApi, {
-    routePrefix: '/docs',
-    info: {
-      title: 'fastify-tablecrud movies demo',
-      version: '1.0.0',
-      description: 'Directors, studios, movies and roles.',
-      contact: { name: 'The fastify-tablecrud maintainers' },
-      license: { name: 'MIT', identifier: 'MIT' }
-    }
-  })
+  await app.register(openApi, { routePrefix: '/docs', info: DEMO_INFO })
   await app.after()
   await createTables(app.pg, [...tables, userTable, tokenTable, sessionTable, mfaSecretTable])
   const totp = authenticatorProvider({ encryptionKey: options.mfaKey ?? DEMO_MFA_KEY, issuer: 'tablecrud demo' })

@@ -110,6 +110,11 @@ function checkOptions (options: AuthenticatorProviderOptions): { issuer: string,
   return { issuer, count, window, table }
 }
 
+/** Where a user's enrollment stands. */
+function statusOf (row: Row | null): MfaStatus {
+  return row === null || row.revoked ? 'none' : row.confirmed ? 'enrolled' : 'pending'
+}
+
 /**
  * The authenticator-app MFA provider (SPEC §5.4), named `authenticator`: TOTP (RFC 6238, SHA-1,
  * 6 digits, 30 s) through otpauth, the secret encrypted at rest with AES-256-GCM, recovery
@@ -126,10 +131,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
   if (keys === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
   const { issuer, count, window, table } = checkOptions(options)
 
-  const load = async (db: DatabaseHandle, userId: number | string): Promise<Row | null> =>
-    (await runnerOf(db).run<Row>(sql.enrollment(table, userId))).rows[0] ?? null
-  const statusOf = (row: Row | null): MfaStatus =>
-    row === null || row.revoked ? 'none' : row.confirmed ? 'enrolled' : 'pending'
+  const load = async (db: DatabaseHandle, userId: number | string): Promise<Row | null> => (await runnerOf(db).run<Row>(sql.enrollment(table, userId))).rows[0] ?? null
   const stepOf = (row: Row, userId: number | string, code: string): number | null => {
     const secret = decryptSecret(keys, row.secret, String(userId))
     return secret === null ? null : matchTotp(secret, code, window)

@@ -234,15 +234,8 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     if (!nullCheck && texts.length === 0) throw new TABLECRUD_ERR_QS_MISSING_VALUE(name, operator, name)
     // The default `e` too: a JSONB column takes no value at all.
     if (!operatorsFor(column).includes(operator)) throw new TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE(operator, name, column.type)
-    filters.push({
-      kind,
-      field,
-      column,
-      operator,
-      match,
-      values: nullCheck ? [] : texts.map((text) => parseValue(field, text)),
-      negated: false
-    })
+    const parsed = nullCheck ? [] : texts.map((text) => parseValue(field, text))
+    filters.push({ kind, field, column, operator, match, values: parsed, negated: false })
   }
   return [...filters, ...parseTrees(ctx, trees)]
 }

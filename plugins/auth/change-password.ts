@@ -49,6 +49,19 @@ const CHANGE_BODY = {
   required: ['current_password', 'new_password', 'confirm_new_password']
 } as const
 
+/** The answers of the change-password POST, for OpenAPI. */
+function actionResponses (loginUrl: string, readOnly: boolean): Record<number, unknown> {
+  return {
+    200: described(MESSAGE, 'Changed (a JSON body): every session of the user ended, the cookie cleared.'),
+    303: { description: `A form submission: sent on to loginUrl (${loginUrl})`, type: 'null' },
+    ...formErrors({
+      401: 'Not logged in.',
+      ...(readOnly ? { 405: 'Password changes are read-only.' } : {}),
+      422: 'A field is missing, the new password is too short or not confirmed, or the current password is wrong.'
+    })
+  }
+}
+
 /**
  * Change password (SPEC §5.2), registered inside a context whose auth plugin sets
  * `request.user` (`sessionAuth`, `jwtAuth`, `tokenAuth`). GET is the page (303 to `loginUrl`
@@ -94,15 +107,7 @@ export const changePassword: FastifyPluginAsync<ChangePasswordOptions> = async f
       summary: "Change the user's password; ends every session of the user",
       tags: ['accounts'],
       body: CHANGE_BODY,
-      response: {
-        200: described(MESSAGE, 'Changed (a JSON body): every session of the user ended, the cookie cleared.'),
-        303: { description: `A form submission: sent on to loginUrl (${loginUrl})`, type: 'null' },
-        ...formErrors({
-          401: 'Not logged in.',
-          ...(readOnly ? { 405: 'Password changes are read-only.' } : {}),
-          422: 'A field is missing, the new password is too short or not confirmed, or the current password is wrong.'
-        })
-      }
+      response: actionResponses(loginUrl, readOnly)
     },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const refuse = (error: Error): FastifyReply => refuseForm(request, reply, error, (message) => page(request, message))

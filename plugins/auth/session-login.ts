@@ -190,13 +190,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
     schema: { operationId: ids.page, summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   }, {
-    schema: {
-      operationId: ids.action,
-      summary: 'Log in with a username and password; starts a session (cookie)',
-      tags: ['sessions'],
-      body: LOGIN_BODY,
-      response: actionResponses(redirectTo)
-    },
+    schema: { operationId: ids.action, summary: 'Log in with a username and password; starts a session (cookie)', tags: ['sessions'], body: LOGIN_BODY, response: actionResponses(redirectTo) },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)
       if (result instanceof Error) return refuseForm(request, reply, result, (message) => page(request, message))

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
 import { generateToken, safeEqual } from '../../lib/auth/token.js'
@@ -58,6 +58,20 @@ function checkOptions (options: CsrfOptions): Settings {
 /** Node joins a repeated request header into one string (only Set-Cookie comes as an array), which then matches no token. */
 const single = (value: string | string[] | undefined): string | undefined => value as string | undefined
 
+/** For OpenAPI: the checked routes' 403, and the cookie and the header they require (schemes, as auth plugins declare theirs). */
+function documentCsrf (fastify: FastifyInstance, settings: ReturnType<typeof checkOptions>): void {
+  // Every method but the safe ones is checked (not the requests with Authorization, which may still lack it).
+  const checks = (route: RouteOptions): boolean => [route.method].flat().some((method) => !SAFE_METHODS.has(method))
+  documentResponses(fastify, { 403: errorResponse('The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site.') }, checks)
+  const schemes = recordCsrfSchemes(fastify.server, settings)
+  fastify.addHook('onRoute', (route) => {
+    if (!checks(route)) return
+    // A copy: the config object may be shared with routes outside this context.
+    const config = (route.config ?? {}) as Record<string, unknown>
+    route.config = { ...config, swaggerTransform: csrfSwaggerTransform(fastify.server, schemes, settings.formField, config.swaggerTransform) } as typeof route.config
+  })
+}
+
 const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify, options) {
   const settings = checkOptions(options)
   const { cookieName, headerName, formField, allowedHosts, maxAge } = settings
@@ -65,17 +79,7 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   if (!fastify.hasDecorator('parseCookie')) await fastify.register(import('@fastify/cookie'))
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
   recordCsrf(fastify.server, { cookieName, headerName })
-  // Every method but the safe ones is checked (not the requests with Authorization, which may still lack it).
-  const checks = (route: RouteOptions): boolean => [route.method].flat().some((method) => !SAFE_METHODS.has(method))
-  documentResponses(fastify, { 403: errorResponse('The CSRF check failed: the token is missing or does not match the cookie, or the request is cross-site.') }, checks)
-  // For OpenAPI: the checked routes require the cookie and the header (schemes, as auth plugins declare theirs).
-  const schemes = recordCsrfSchemes(fastify.server, settings)
-  fastify.addHook('onRoute', (route) => {
-    if (!checks(route)) return
-    // A copy: the config object may be shared with routes outside this context.
-    const config = (route.config ?? {}) as Record<string, unknown>
-    route.config = { ...config, swaggerTransform: csrfSwaggerTransform(fastify.server, schemes, formField, config.swaggerTransform) } as typeof route.config
-  })
+  documentCsrf(fastify, settings)
   /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */
   const checked = new WeakSet<FastifyRequest>()
 
