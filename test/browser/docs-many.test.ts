@@ -41,7 +41,7 @@ t.test('every operation of session-protected writable mounts is drawn as the pag
   const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
   t.equal(operations.length, MOUNTS * 11, 'the document has every operation')
   const create = document.paths['/api/notes13/']!.post!
-  t.strictSame(create.security, [{ cookieAuth: [] }], 'the writes carry the session scheme')
+  t.strictSame(create.security, [{ cookieAuth: [], csrfCookie: [], csrfHeader: [] }], 'the writes carry the session scheme and the CSRF cookie and header')
   t.ok(create.responses['401'] !== undefined && create.responses['403'] !== undefined, 'and the 401 and 403 of sessionAuth and csrf')
 
   const { page, errors } = await watchedPage(browser, { viewport: { width: 1280, height: 900 } })
