@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { TABLECRUD_ERR_AUTH_FORBIDDEN, TABLECRUD_ERR_AUTH_SESSION } from '../../lib/errors.js'
 import { recordCookieAuth } from '../../lib/auth/security.js'
@@ -14,6 +14,7 @@ import {
 } from './options.js'
 import type { PoolOptions } from '../database.js'
 import { fail, protectContext } from './protect.js'
+import { documentResponses } from '../route-responses.js'
 
 /**
  * Options of `sessionAuth`.
@@ -70,6 +71,11 @@ const sessionAuthPlugin: FastifyPluginAsync<SessionAuthOptions> = async function
   const db = databaseOf(fastify, NAME, options)!
   await ensureCookies(fastify)
   protectContext(fastify, isExcluded, recordCookieAuth(fastify.server, cookieName), { unauthenticated: !allowUnauthenticated, forbidden: rules.some(([on]) => on) })
+  if (loginUrl !== null && !allowUnauthenticated) {
+    // For OpenAPI: a page asked for while logged out is sent to the login page (the onRequest hook below).
+    const pages = (route: RouteOptions): boolean => !isExcluded(route.url) && [route.method].flat().includes('GET')
+    documentResponses(fastify, { 303: { description: `Not logged in, a browser asking for a page: sent to ${loginUrl} with next`, type: 'null' } }, pages)
+  }
 
   /** The request's user, or the 401 it gets. */
   async function authenticate (token: string | undefined): Promise<AuthUser | Error> {
