@@ -173,7 +173,8 @@ const MISSING = [
  */
 export function schemaDriftHint (error: unknown, table?: string): string | undefined {
   const { code, message } = errorFacts(error)
-  if (code !== '42P01' && code !== '42703') return undefined
+  // Only the database's own errors, which carry its message, get a hint.
+  if ((code !== '42P01' && code !== '42703') || !(error instanceof Error)) return undefined
   const groups = MISSING.map((pattern) => pattern.exec(message)?.groups).find((g) => g !== undefined) ?? {}
   const alias = groups.table !== undefined && /^t\d+$/.test(groups.table)
   const named = alias || groups.table === undefined ? table : groups.table
