@@ -202,6 +202,6 @@ t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept
 t.test('listQuerySchema: a to-many path filters on at least one related row', async (t) => {
   const properties = plain(listQuerySchema(owner, { excludeSecrets: true, maxJoins: 1, maxPageSize: 10 })).properties
   t.strictSame(Object.keys(properties).filter((k) => k.startsWith('item.title')), ['item.title', 'item.title__operator', 'item.title__match'])
-  t.equal(properties['item.title'].description, 'Filter on item.title (text), compared as item.title__match says. Through item: rows with at least one related row that matches.')
+  t.equal(properties['item.title'].description, 'Filter on item.title (text), compared as item.title__match says. Repeated only with item.title__operator in or not_in, one value each. Through item: rows with at least one related row that matches.')
   t.notOk('item.mail' in properties, 'a secret column of the related table is no filter')
 })
