@@ -125,4 +125,7 @@ t.test('generate --out writes a file that must not exist; --schema names the sch
     t.same([run.code, run.stdout], [1, ''], args.join(' '))
     t.match(run.stderr, expected, args.join(' '))
   }
+  await sql(async (c) => await c.query('DROP VIEW film_title'))
+  const clean = join(dir, 'clean.ts')
+  t.same(await cli(['generate', '--out', clean]), { code: 0, stdout: `Wrote 14 tables to ${clean}.\n`, stderr: '' }, 'nothing to note: no notes mentioned')
 })

@@ -107,6 +107,7 @@ t.test('startup options are read as libpq writes them', async (t) => {
     ['escaped spaces and backslashes', ['options', '-c search_path=my\\ schema\\\\x'], [['search_path', 'my schema\\x']]],
     ['words that set nothing', ['options', '-c =1 --x -v'], []],
     ['-c at the end', ['options', '-c'], []],
+    ['empty options', ['options', ''], []],
     ['a value named options', ['application_name', 'options'], []]
   ]
   for (const [name, fields, settings] of cases) t.strictSame(startupSettings(startup(...fields)), settings, name)

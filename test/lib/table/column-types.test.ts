@@ -1,6 +1,6 @@
 import t from 'tap'
 import { column, defineTable } from '../../../lib/table/index.js'
-import { COLUMN_TYPES, isColumnType, toDatabase, typeOf, type ColumnTypeDescriptor } from '../../../lib/table/column-types.js'
+import { COLUMN_TYPES, isColumnType, sqlLiteral, toDatabase, typeOf, type ColumnTypeDescriptor } from '../../../lib/table/column-types.js'
 import type { ColumnType, Json } from '../../../lib/table/column.js'
 import type { RowOf } from '../../../lib/table/table.js'
 import { createTables, createTablesSql } from '../../../lib/db/index.js'
@@ -53,6 +53,12 @@ const kinds = defineTable('ctd_kinds', {
   small_target: column.foreignKey(smallTarget, { null: true }),
   days: column.array(column.date()),
   grid: column.array(column.array(column.bigInt()))
+})
+
+t.test('sqlLiteral: null is NULL for any type; a value its type writes', async (t) => {
+  const year = defineTable('literal_check', { year: column.integer({ null: true }) }).columnMap.get('year')!
+  t.equal(sqlLiteral(year, null), 'NULL')
+  t.equal(sqlLiteral(year, 1999), '1999')
 })
 
 t.test('DDL: each type its SQL type and defaults; a UUID key defaults to a random one', async (t) => {
