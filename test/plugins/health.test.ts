@@ -17,7 +17,9 @@ const db = await testDatabase(t)
 const ONE_SESSION = db.embedded ? 'the embedded server serves one session: a request held in flight blocks the load this test puts beside it' : false
 const item = defineTable('health_item', { label: column.varchar({ length: 40 }) })
 await createTables(db.pool, [item])
-await db.pool.query("INSERT INTO health_item (label) SELECT 'row ' || n FROM generate_series(1, 100000) AS n")
+// An export of ~20 MB: more than the loopback socket buffers of both ends hold, so a client that
+// stops reading leaves the server's cursor open (the test of close cutting it needs that).
+await db.pool.query("INSERT INTO health_item (label) SELECT rpad('row ' || n, 40, '.') FROM generate_series(1, 300000) AS n")
 
 async function appOn (t: Test, connectionString: string, options: HealthOptions = {}): Promise<FastifyInstance> {
   const app = Fastify()
@@ -161,6 +163,8 @@ t.test('close cuts an export still streaming at the close timeout: its cursor cl
   // The client reads one chunk and stops reading: the server holds one batch and waits.
   await new Promise<void>((resolve) => response.once('data', (chunk: Buffer) => { received += chunk.length; response.pause(); resolve() }))
   t.equal(response.statusCode, 200)
+  const pool = app.pg.pool
+  t.ok(pool.totalCount - pool.idleCount >= 1, 'the export still holds its cursor\'s connection when the close begins')
   const seen = await unhandledDuring(async () => {
     const closing = Date.now()
     await app.close()
