@@ -11,6 +11,11 @@ export interface EmbeddedOptions {
   port?: number
   /** A directory to keep the data in; in memory when absent. */
   dataDir?: string
+  /**
+   * A data directory saved by PGlite's `dumpDataDir()` to start from, for a new database:
+   * about a second instead of the five initdb takes (the tests start one server per file).
+   */
+  initialData?: Blob
 }
 
 /** A simple-protocol Query message. */
@@ -98,7 +103,7 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   // Optional peer dependencies: only the embedded path needs them.
   const { PGlite } = await import('@electric-sql/pglite')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
-  const db = await PGlite.create(options.dataDir)
+  const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.initialData })
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
   const initialSearchPath = (await db.query<{ search_path: string }>('SHOW search_path')).rows[0]!.search_path
   const sessionReset = [...SESSION_RESET, queryMessage(`SET search_path TO ${initialSearchPath}`)]

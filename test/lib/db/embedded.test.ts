@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded.js'
 
 /*
- * Three embedded servers start here, each seconds of WebAssembly start-up on an idle machine;
+ * Four embedded servers start here, each seconds of WebAssembly start-up on an idle machine;
  * at load 20 on 2 cores (seven test runs at once) the file took 170 s, near tap's default 180 s.
  * The limit guards against a hang only.
  */
@@ -170,4 +170,18 @@ t.test('stops; a data directory keeps the data across restarts, on the port aske
   t.strictSame((await again.query('SELECT id, name FROM kept ORDER BY id')).rows, [{ id: 1, name: 'Alien' }, { id: 2, name: 'Heat' }])
   await again.end()
   await second.stop()
+})
+
+t.test('starts from initial data: a data directory saved by dumpDataDir', async (t) => {
+  const { PGlite } = await import('@electric-sql/pglite')
+  const saved = await PGlite.create()
+  await saved.exec("CREATE TABLE seeded (name text); INSERT INTO seeded VALUES ('Alien')")
+  const data = await saved.dumpDataDir('none')
+  await saved.close()
+  const server = await startEmbeddedPostgres({ initialData: data })
+  t.teardown(() => server.stop())
+  const client = new pg.Client({ connectionString: server.connectionString })
+  await client.connect()
+  t.strictSame((await client.query('SELECT name FROM seeded')).rows, [{ name: 'Alien' }])
+  await client.end()
 })
