@@ -8,6 +8,7 @@
  *   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 npm run bench
  *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
  *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
+ *   npm run bench -- topologies          # opt-in: through PgBouncer against direct, with a replica against without (bench/topologies.ts)
  *
  * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
  * and the means compared, so drift over the run falls on both sides alike. The last table is
@@ -22,6 +23,10 @@ import { buildServers, memory, run, startServer, type Run, type Server } from '.
 
 if (process.argv.includes('keyset')) {
   await import('./keyset.js')
+  process.exit(0)
+}
+if (process.argv.includes('topologies')) {
+  await import('./topologies.js')
   process.exit(0)
 }
 if (process.argv.includes('writes')) {

@@ -13,6 +13,15 @@ const kind = process.argv[2]
 // mounts each route once instead of twice (docs/performance.md).
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } })
 await app.register(fastifyPostgres, { connectionString: process.env.BENCH_DATABASE_URL!, max: Number(process.env.BENCH_POOL ?? 10) })
+// The topologies of SPEC §9 (bench/topologies.ts): statements unnamed for a transaction-mode
+// pooler, reads on a replica.
+if (process.env.BENCH_PREPARED !== undefined || process.env.BENCH_REPLICA !== undefined) {
+  const { tablecrudDatabase } = await import('../index.js')
+  await app.register(tablecrudDatabase, {
+    preparedStatements: process.env.BENCH_PREPARED === 'unnamed' ? 'unnamed' : 'named',
+    ...(process.env.BENCH_REPLICA === undefined ? {} : { replicas: [{ connectionString: process.env.BENCH_REPLICA, max: Number(process.env.BENCH_POOL ?? 10) }] })
+  })
+}
 // Each kind imports only its own routes: the hand-written server loads nothing of TableCRUD.
 await (kind === 'crud' ? (await import('./cases.js')).crudRoutes(app) : (await import('./hand.js')).handRoutes(app))
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
