@@ -47,7 +47,6 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     table,
     readOnly: options.readOnly,
     allowBulkDelete: options.allowBulkDelete,
-    allowBulkUpdate: options.allowBulkUpdate,
     pageSize: options.pageSize,
     maxPageSize: options.maxPageSize,
     excludeSecrets,

@@ -58,7 +58,7 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
   const targets = conflictTargets(table, c.options.excludeSecrets)
   // A copy of each body: a validator or hook may change it in place.
   const check = (body: Row): Checked => ({ body: { ...body }, row: values.toRow(body) })
-  const bodyCompiler = nested.length === 0 ? postBodyCompiler(c.ajv) : nestedBodyCompiler(c.ajv, postBodyCompiler(c.ajv), one, nested)
+  const bodyCompiler = nested.length === 0 ? postBodyCompiler(c.ajv) : nestedBodyCompiler(c.ajv, postBodyCompiler(c.ajv), bodySchema, one, nested)
   const prefix = fastify.prefix.replace(/\/$/, '')
   const located = (reply: FastifyReply, written: Row): FastifyReply =>
     reply.header('location', `${prefix}/${encodeURIComponent(String(written[pk.name]))}/`).header('etag', rowETag(written))

@@ -85,13 +85,14 @@ export function holdsNested (nested: readonly Nested[], body: Row): boolean {
 }
 
 /**
- * The body validator of POST `/` with `nestedWrites`: an array as before (`plain`); an object by
+ * The body validator of POST `/` with `nestedWrites`: an array as before (`plain`, by `plainSchema`); an object by
  * the row's schema, and each child by its table's, a failure named by its path (`movies[0].year`).
  * A child giving the ForeignKey back to the parent is named with why.
  */
-export function nestedBodyCompiler (ajv: Ajv, plain: FastifySchemaCompiler<FastifySchema>, one: TObject, nested: readonly Nested[]): FastifySchemaCompiler<FastifySchema> {
+export function nestedBodyCompiler (ajv: Ajv, plain: FastifySchemaCompiler<FastifySchema>, plainSchema: TSchema, one: TObject, nested: readonly Nested[]): FastifySchemaCompiler<FastifySchema> {
   return (route) => {
-    const arrays = plain(route) as (data: unknown) => unknown
+    // An array's elements hold no nested rows: checked by the plain POST schema.
+    const arrays = plain({ ...route, schema: plainSchema }) as (data: unknown) => unknown
     const checkRow = lazyValidator(ajv, one)
     const checks = nested.map((n) => ({ n, check: lazyValidator(ajv, n.schema) }))
     const validate = (data: unknown): unknown => {

@@ -14,7 +14,6 @@ export interface Crud<T extends Table = Table> {
   readonly table: T
   readonly readOnly: boolean
   readonly allowBulkDelete: boolean
-  readonly allowBulkUpdate: boolean
   readonly pageSize: number
   readonly maxPageSize: number
   readonly excludeSecrets: boolean
