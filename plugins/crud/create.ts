@@ -6,7 +6,9 @@ import { rowETag } from '../../lib/etag.js'
 import {
   bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_ROW_COUNT, withBody, type FieldError
 } from '../../lib/errors.js'
+import type { Runner } from '../../lib/db/port.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
+import type { Statement } from '../../lib/table/statement.js'
 import type { RawQuery } from '../../lib/query/parse.js'
 import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
@@ -204,18 +206,33 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
 
 /**
  * Inserts the rows, all or none, and resolves to them as created, in order. Rows with the same
- * columns go in one statement (atomic by itself). When that statement is refused by a client
- * error of the database (a constraint, a value out of range), it has written nothing, and the
- * rows are inserted again one by one in a transaction, only to learn which one is refused: the
- * first to fail answers, with its index, and the transaction rolls back. Rows whose columns
- * differ (hooks that add or drop keys, a UUID key given for some rows only) take that second
- * way directly.
+ * columns go in one statement (atomic by itself). Rows whose columns differ (hooks that add or
+ * drop keys, a UUID key given for some rows only) go one by one, in a transaction.
  */
 export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
-  const { table, db, options: { excludeSecrets } } = c
-  if (sameColumns(rows)) {
+  const { table, options: { excludeSecrets } } = c
+  return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
+    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets))
+}
+
+/**
+ * Writes rows, all or none, and resolves to what each statement returned, in order: each of
+ * `runs` (consecutive rows) in one statement by `many`, several runs in one transaction. When
+ * the database refuses a statement with a client error (a constraint, a value out of range),
+ * nothing was written, and the rows are written again one by one (`one`) in a transaction,
+ * only to learn which one is refused: the first to fail answers, with its index, and the
+ * transaction rolls back. With no runs, rows go that second way directly.
+ */
+export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
+  const { db } = c
+  if (runs.length > 0) {
+    const inRuns = async (runner: Runner): Promise<Row[]> => {
+      const written: Row[] = []
+      for (const run of runs) written.push(...(await runner.run(many(run))).rows)
+      return written
+    }
     try {
-      return (await db.run(compileInsertRows(table, rows, excludeSecrets))).rows
+      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
     } catch (error) {
       if (clientError(error) === undefined) throw error
     }
@@ -224,7 +241,7 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
-        created.push((await tx.run(compileInsert(table, row, excludeSecrets))).rows[0]!)
+        created.push((await tx.run(one(row))).rows[0]!)
       } catch (error) {
         const refused = clientError(error)
         // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.

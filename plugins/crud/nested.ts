@@ -2,7 +2,7 @@ import type { FastifySchema } from 'fastify'
 import type { FastifySchemaCompiler, FastifyValidationResult } from 'fastify/types/schema.js'
 import { Type, type TObject, type TSchema } from '@sinclair/typebox'
 import type { Ajv } from 'ajv'
-import { bodyInvalid, bodyOf, fromDatabaseError, optionError, withBody, type FieldError } from '../../lib/errors.js'
+import { bodyInvalid, bodyOf, optionError, withBody, type FieldError } from '../../lib/errors.js'
 import type { Runner } from '../../lib/db/port.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
 import { toDatabase, typeOf } from '../../lib/table/column-types.js'
@@ -13,6 +13,7 @@ import { fieldErrors } from '../errors.js'
 import { bodyValues, type BodyValues } from './body.js'
 import { lazyValidator } from './compilers.js'
 import type { CrudContext } from './context.js'
+import { clientError } from './create.js'
 import type { Row } from './options.js'
 
 /**
@@ -68,8 +69,8 @@ export function nestedBodySchema (table: Table, one: TObject, nested: readonly N
     additionalProperties: false,
     description: `A ${table.name} row, with ${nested.map((n) => n.relation.name).join(', ')} to insert with it (SPEC §8.5).`
   })
-  const rules = (one as { [OPENAPI_RULES]?: Record<string, unknown> })[OPENAPI_RULES]
-  return rules === undefined ? schema : { ...schema, [OPENAPI_RULES]: rules }
+  // The document's own rules of the row (`OPENAPI_RULES`), when it has any, hold for it here too.
+  return { ...schema, [OPENAPI_RULES]: (one as { [OPENAPI_RULES]?: unknown })[OPENAPI_RULES] }
 }
 
 /** The answer of a nested insert: the row, with each relation's children as inserted. */
@@ -148,9 +149,10 @@ export async function convertChildren (nested: readonly Nested[], body: Row): Pr
 
 /**
  * Inserts the row, then each relation's children with their ForeignKey set to it, in one
- * transaction, and resolves to the row with its children embedded as inserted. The children
- * of a relation go in one statement; when the database refuses one, the whole is tried again
- * child by child in a new transaction, only to name the child that fails (`details.path`).
+ * transaction, and resolves to the row, and to the row with its children embedded as inserted.
+ * The children of a relation go in one statement; when the database refuses something, the
+ * whole is tried again, children one by one, in a new transaction, only to name the child
+ * that fails (`details.path`, `films[2]`); the parent's own refusal has no path.
  */
 export async function insertNested (c: CrudContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>): Promise<{ row: Row, embedded: Row }> {
   const { table, db, options: { excludeSecrets } } = c
@@ -167,44 +169,23 @@ export async function insertNested (c: CrudContext, parent: Values, children: Re
   try {
     return await attempt(false)
   } catch (error) {
-    if (!refusedChild(error)) throw error
+    // Anything else (a 503) is thrown as it came.
+    if (clientError(error) === undefined) throw error
   }
   return await attempt(true)
 }
 
+/** A relation's children: in one statement, or one by one, each refusal named by its path. None: nothing to run. */
 async function insertChildren (tx: Runner, n: Nested, rows: Values[], excludeSecrets: boolean, oneByOne: boolean): Promise<Row[]> {
   const child = n.relation.to
-  if (rows.length === 0) return []
-  if (!oneByOne && sameColumns(rows)) {
-    try {
-      return (await tx.run(compileInsertRows(child, rows, excludeSecrets))).rows
-    } catch (error) {
-      throw childError(error, n.relation.name)
-    }
-  }
+  if (!oneByOne && sameColumns(rows)) return (await tx.run(compileInsertRows(child, rows, excludeSecrets))).rows
   const out: Row[] = []
   for (const [i, row] of rows.entries()) {
-    try {
-      out.push((await tx.run(compileInsert(child, row, excludeSecrets))).rows[0]!)
-    } catch (error) {
-      throw childError(error, `${n.relation.name}[${i}]`)
-    }
+    const result = await tx.run(compileInsert(child, row, excludeSecrets)).catch((error: unknown) => {
+      const refused = clientError(error)
+      throw refused === undefined ? error : withBody(refused, { ...bodyOf(refused), details: { ...(bodyOf(refused)?.details as object | undefined), path: `${n.relation.name}[${i}]` } })
+    })
+    out.push(result.rows[0]!)
   }
   return out
-}
-
-const CHILD = Symbol('nested child refused')
-
-/** A child's database error, as the client sees it, with `details.path`; others (a 503) as they came. */
-function childError (error: unknown, path: string): unknown {
-  const mapped = fromDatabaseError(error) as (Error & { statusCode: number }) | undefined
-  if (mapped === undefined || mapped.statusCode >= 500) return error
-  const body = bodyOf(mapped)
-  return Object.assign(withBody(mapped, { ...body, details: { ...(body?.details as object | undefined), path } }), { [CHILD]: path })
-}
-
-/** Whether a child statement of many rows was refused: the one-by-one attempt names the child. */
-function refusedChild (error: unknown): boolean {
-  const path = (error as { [CHILD]?: string })[CHILD]
-  return path !== undefined && !path.endsWith(']')
 }

@@ -1,10 +1,9 @@
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
-import type { Runner } from '../../lib/db/port.js'
 import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
 import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import type { CrudContext } from './context.js'
-import { atIndex, clientError } from './create.js'
+import { writeRows } from './create.js'
 import type { Row } from './options.js'
 
 /** Upsert (SPEC §8.5): POST `/` with `__on_conflict`, of one row or of an array of rows. */
@@ -44,38 +43,15 @@ export async function upsertOne (c: CrudContext, target: readonly TableColumn[],
  * that update the same columns go in one statement, as bulk insert does (create.ts
  * `insertRows`); several such runs go in one transaction. Two rows with the same target value are refused first (a
  * statement cannot update one row twice). When the database refuses a statement, the rows are
- * upserted again one by one in a transaction, only to learn which one fails: it answers, with
- * its index, and the transaction rolls back.
+ * upserted again one by one, to name the one that fails (create.ts `writeRows`).
  */
 export async function upsertRows (c: CrudContext, target: readonly TableColumn[], rows: readonly UpsertRow[]): Promise<Row[]> {
   refuseRepeats(target, rows)
-  const { table, db, options: { excludeSecrets } } = c
-  const runs = runsOf(rows)
-  const inRuns = async (runner: Runner): Promise<Row[]> => {
-    const written: Row[] = []
-    for (const run of runs) {
-      const result = await runner.run(compileInsertRows(table, run.map((r) => r.values), excludeSecrets, upsertTail(target, run[0]!.update)))
-      written.push(...result.rows.map((row) => split(row).row))
-    }
-    return written
-  }
-  try {
-    return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
-  } catch (error) {
-    if (clientError(error) === undefined) throw error
-  }
-  return await db.transaction(async (tx) => {
-    const out: Row[] = []
-    for (const [index, row] of rows.entries()) {
-      const result = await tx.run(compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update))).catch((error: unknown) => {
-        const refused = clientError(error)
-        // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
-        throw refused === undefined ? error : atIndex(refused, index)
-      })
-      out.push(split(result.rows[0]!).row)
-    }
-    return out
-  })
+  const { table, options: { excludeSecrets } } = c
+  const written = await writeRows(c, rows, runsOf(rows),
+    (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, upsertTail(target, run[0]!.update)),
+    (row) => compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update)))
+  return written.map((row) => split(row).row)
 }
 
 /**
@@ -98,7 +74,10 @@ function refuseRepeats (target: readonly TableColumn[], rows: readonly UpsertRow
   const seen = new Map<string, number>()
   const failures: FieldError[] = []
   rows.forEach((row, index) => {
-    const key = JSON.stringify(target.map((col) => row.values.get(col) ?? null))
+    const values = target.map((col) => row.values.get(col))
+    // NULL is distinct from NULL in a unique constraint (and a key left out is the database's to make): no conflict.
+    if (values.some((v) => v === undefined || v === null)) return
+    const key = JSON.stringify(values)
     const first = seen.get(key)
     if (first === undefined) seen.set(key, index)
     else failures.push({ index, field: target.map((col) => col.name).join(','), message: `repeats the __on_conflict value of element ${first}` })
