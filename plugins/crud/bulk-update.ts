@@ -3,6 +3,7 @@ import { bodyInvalid, TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_TOO_MANY_RO
 import type { Runner } from '../../lib/db/port.js'
 import { parseBulkQuery, type BulkQuery } from '../../lib/query/writes.js'
 import { compileBulkUpdate } from '../../lib/sql/bulk.js'
+import { described } from '../../schemas/responses.js'
 import { patchSchema } from '../../schemas/row.js'
 import { bulkQuerySchema, UpdatedCountResponse } from '../../schemas/writes.js'
 import type { BodyValues } from './body.js'
@@ -45,7 +46,7 @@ export function bulkUpdateRoute (c: CrudContext, values: BodyValues): void {
       description: `Sets the body's columns on every ${table.name} row matching the filters, in one statement; answers how many rows changed. At least one filter is required, else a 400 (TABLECRUD_ERR_QS_MISSING_FILTER): to change every row, filter on something every row matches, such as \`${pk.name}__operator=not_null\`. More than ${c.options.maxAffected} matching rows (or \`__max_affected\`) is a 400 (TABLECRUD_ERR_TOO_MANY_ROWS) and nothing changes. The primary key cannot be changed here.`,
       querystring: bulkQuerySchema(table, c.queryOptions, c.options.maxAffected),
       body: patchSchema(table),
-      response: { 200: { ...UpdatedCountResponse, description: 'How many rows changed.' } }
+      response: { 200: described(UpdatedCountResponse, 'How many rows changed.') }
     }),
     validatorCompiler: compilers(c.ajv, bulkQuery(c)),
     handler: async (request) => {
