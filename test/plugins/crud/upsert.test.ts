@@ -116,13 +116,16 @@ t.test('an array: 200 {rows} in order, inserted and updated alike; one statement
 })
 
 t.test('two spellings of one key in an array ({"a":1,"b":2} and {"b":2,"a":1}): the later element wins, no 5xx', async (t) => {
-  const price = defineTable('price', { tags: column.jsonb({ unique: true }), label: column.varchar({ length: 10 }) })
+  const price = defineTable('price', { tags: column.jsonb({ unique: true, null: true }), label: column.varchar({ length: 10 }) })
   const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: price, prefix: '/prices', readOnly: false }) }, [price])
   const res = await upsert(app, [{ tags: { a: 1, b: 2 }, label: 'first' }, { tags: { b: 2, a: 1 }, label: 'second' }], '__on_conflict=tags', '/prices')
   t.equal(res.statusCode, 200, res.body)
   const [first, second] = json(res).rows as Row[]
   t.strictSame([first!.label, second!.label, first!.id === second!.id], ['first', 'second', true], 'each element as written, in order, one row')
   t.strictSame((await rowsOf(app, price)).map((r) => r.label), ['second'])
+  const nulls = await upsert(app, [{ tags: null, label: 'a' }, { label: 'b' }, { tags: null, label: 'c' }], '__on_conflict=tags', '/prices')
+  t.strictSame([nulls.statusCode, json(nulls).rows.map((r: Row) => r.label)], [200, ['a', 'b', 'c']], 'NULL never conflicts: no repeat, three rows')
+  t.equal(await countOf(app, price), 4)
 })
 
 const ONE_SESSION = db.embedded ? 'the embedded server is one session: requests cannot race' : false
