@@ -8,6 +8,7 @@
  *   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 npm run bench
  *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
  *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
+ *   npm run bench -- upsert              # opt-in: an upsert of 1,000 rows in one request against 1,000 single PUTs (bench/upsert.ts)
  *
  * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
  * and the means compared, so drift over the run falls on both sides alike. The last table is
@@ -22,6 +23,10 @@ import { buildServers, memory, run, startServer, type Run, type Server } from '.
 
 if (process.argv.includes('keyset')) {
   await import('./keyset.js')
+  process.exit(0)
+}
+if (process.argv.includes('upsert')) {
+  await import('./upsert.js')
   process.exit(0)
 }
 if (process.argv.includes('writes')) {
