@@ -16,8 +16,12 @@ export function bulkQuerySchema (table: Table, options: ListQueryOptions, maxAff
   }, { additionalProperties: false, style: 'form', explode: true })
 }
 
-/** The query string of POST `/`: `__on_conflict`, listing the column sets it takes. */
+/**
+ * The query string of POST `/`: `__on_conflict`, listing the column sets it takes; none when
+ * the table has none (a Serial key and no unique column), where it can only be refused.
+ */
 export function createQuerySchema (targets: readonly string[]): TObject {
+  if (targets.length === 0) return Type.Object({}, { style: 'form', explode: true })
   return Type.Object({
     __on_conflict: Type.Optional(Type.String({
       enum: [...targets],

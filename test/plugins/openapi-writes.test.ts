@@ -2,7 +2,7 @@ import t from 'tap'
 import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import SwaggerParser from '@apidevtools/swagger-parser'
-import { column, defineTable } from '../../lib/table/index.js'
+import { column, defineTable, type Table } from '../../lib/table/index.js'
 import { openApi } from '../../plugins/openapi.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
 
@@ -18,11 +18,13 @@ export const piece = defineTable('ow_piece', {
   maker: column.foreignKey(maker, { null: false, related: 'pieces' })
 })
 
-async function documentOf (options: Record<string, unknown>): Promise<Doc> {
+const bare = defineTable('ow_bare', { label: column.text() })
+
+async function documentOf (options: Record<string, unknown>, table: Table = maker): Promise<Doc> {
   const app = Fastify()
   await app.register(fastifyPostgres, { connectionString: NOWHERE })
   await app.register(openApi)
-  await app.register(tableCrud, { table: maker, prefix: '/makers', readOnly: false, ...options })
+  await app.register(tableCrud, { table, prefix: table === maker ? '/makers' : '/bares', readOnly: false, ...options })
   await app.ready()
   const doc = JSON.parse(JSON.stringify(app.swagger())) as Doc
   await app.close()
@@ -39,6 +41,8 @@ t.test('POST / documents __on_conflict with the column sets it takes, and the 20
   t.match(parameter.description, /Upsert/)
   t.strictSame(post.responses['200'].content['application/json'].schema, { anyOf: [$ref('OwMakerRow'), $ref('OwMakerCreatedList')] })
   t.notOk('patch' in doc.paths['/makers/'], 'no PATCH / unless allowBulkUpdate')
+  const none = await documentOf({}, bare)
+  t.notOk(none.paths['/bares/'].post.parameters?.some((p: Doc) => p.name === '__on_conflict'), 'a table with nothing to upsert on does not offer it')
 })
 
 t.test('PATCH / with allowBulkUpdate: its filters and __max_affected, the PATCH body, {count}', async (t) => {
