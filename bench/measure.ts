@@ -105,3 +105,20 @@ export async function run (server: Server, c: Case, seconds: number, connections
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${c.label}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return { rps: result.requests.average, cpuPerRequest: cpu / result.requests.total, requests: result.requests.total }
 }
+
+/** ABBA runs of two cases on one server after a short warm-up of each: the mean of each pair. */
+export async function abbaRuns (server: Server, a: Case, b: Case, seconds: number, connections: number): Promise<[Run, Run]> {
+  const warm = Math.max(1, Math.round(seconds / 5))
+  await run(server, a, warm, connections)
+  await run(server, b, warm, connections)
+  const runs = [await run(server, a, seconds, connections), await run(server, b, seconds, connections), await run(server, b, seconds, connections), await run(server, a, seconds, connections)]
+  const mean = (x: Run, y: Run): Run => ({ rps: (x.rps + y.rps) / 2, cpuPerRequest: (x.cpuPerRequest + y.cpuPerRequest) / 2, requests: (x.requests + y.requests) / 2 })
+  return [mean(runs[0]!, runs[3]!), mean(runs[1]!, runs[2]!)]
+}
+
+/** What the opt-in write benches read from the environment: `BENCH_SECONDS`, `BENCH_CONNECTIONS`, `DATABASE_URL` (required). */
+export function writeBenchSettings (): { seconds: number, connections: number, connectionString: string } {
+  const connectionString = process.env.DATABASE_URL
+  if (connectionString === undefined) throw new Error('bench: set DATABASE_URL (the server runs in its own process with its own pool)')
+  return { seconds: Number(process.env.BENCH_SECONDS ?? 5), connections: Number(process.env.BENCH_CONNECTIONS ?? 10), connectionString }
+}

@@ -9,6 +9,7 @@
  *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
  *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
  *   npm run bench -- topologies          # opt-in: through PgBouncer against direct, with a replica against without (bench/topologies.ts)
+ *   npm run bench -- upsert              # opt-in: an upsert of 1,000 rows in one request against 1,000 single PUTs (bench/upsert.ts)
  *
  * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
  * and the means compared, so drift over the run falls on both sides alike. The last table is
@@ -27,6 +28,10 @@ if (process.argv.includes('keyset')) {
 }
 if (process.argv.includes('topologies')) {
   await import('./topologies.js')
+  process.exit(0)
+}
+if (process.argv.includes('upsert')) {
+  await import('./upsert.js')
   process.exit(0)
 }
 if (process.argv.includes('writes')) {

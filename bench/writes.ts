@@ -11,13 +11,10 @@
  */
 import pg from 'pg'
 import { drop, movie, MOVIES, seed } from './cases.js'
-import { buildServers, run, startServer, type Run } from './measure.js'
+import { abbaRuns, buildServers, startServer, writeBenchSettings, type Run } from './measure.js'
 import type { Case } from './cases.js'
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const connectionString = process.env.DATABASE_URL
-if (connectionString === undefined) throw new Error('bench: set DATABASE_URL (the server runs in its own process with its own pool)')
+const { seconds, connections, connectionString } = writeBenchSettings()
 const BATCH = 1000
 
 buildServers()
@@ -52,15 +49,7 @@ function patch (conditional: boolean): Case {
 const plain = patch(false)
 const conditional = patch(true)
 
-/** ABBA runs of two cases after a short warm-up of each: the mean of each pair. */
-async function abba (a: Case, b: Case): Promise<[Run, Run]> {
-  const warm = Math.max(1, Math.round(seconds / 5))
-  await run(server, a, warm, connections)
-  await run(server, b, warm, connections)
-  const runs = [await run(server, a, seconds, connections), await run(server, b, seconds, connections), await run(server, b, seconds, connections), await run(server, a, seconds, connections)]
-  const mean = (x: Run, y: Run): Run => ({ rps: (x.rps + y.rps) / 2, cpuPerRequest: (x.cpuPerRequest + y.cpuPerRequest) / 2, requests: (x.requests + y.requests) / 2 })
-  return [mean(runs[0]!, runs[3]!), mean(runs[1]!, runs[2]!)]
-}
+const abba = async (a: Case, b: Case): Promise<[Run, Run]> => await abbaRuns(server, a, b, seconds, connections)
 
 // The PATCHes first: after the inserts, the table's autovacuum and the checkpoint would fall on them.
 const [without, withIfMatch] = await abba(plain, conditional)

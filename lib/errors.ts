@@ -33,6 +33,11 @@ export const TABLECRUD_ERR_QS_INVALID_CURSOR = make('TABLECRUD_ERR_QS_INVALID_CU
 export const TABLECRUD_ERR_QS_CURSOR_WITH_PAGE = make('TABLECRUD_ERR_QS_CURSOR_WITH_PAGE', '__cursor and __page cannot be used together.', 400)
 export const TABLECRUD_ERR_QS_INVALID_TREE = make('TABLECRUD_ERR_QS_INVALID_TREE', '%s: %s at %s.', 400)
 export const TABLECRUD_ERR_QS_INVALID_FORMAT = make('TABLECRUD_ERR_QS_INVALID_FORMAT', '__format must be json, ndjson or csv.', 400)
+export const TABLECRUD_ERR_QS_INVALID_CONFLICT = make('TABLECRUD_ERR_QS_INVALID_CONFLICT', '__on_conflict must name the primary key or a unique column of %s (%s), not %s.', 400)
+export const TABLECRUD_ERR_QS_INVALID_MAX_AFFECTED = make('TABLECRUD_ERR_QS_INVALID_MAX_AFFECTED', '__max_affected must be an integer from 1 to %s.', 400)
+
+// Writes of many rows (SPEC §8.5)
+export const TABLECRUD_ERR_TOO_MANY_ROWS = make('TABLECRUD_ERR_TOO_MANY_ROWS', 'Too many rows would change.', 400)
 
 // Path and route
 export const TABLECRUD_ERR_ID_INVALID = make('TABLECRUD_ERR_ID_INVALID', 'The ID is invalid', 400)
@@ -238,7 +243,8 @@ export function fromDatabaseError (error: unknown): Error | undefined {
     case '23502': return constraintError(TABLECRUD_ERR_DB_NOT_NULL)
     case '23514': case '23P01': return constraintError(TABLECRUD_ERR_DB_CHECK)
   }
-  if (sqlstate.startsWith('22')) return new TABLECRUD_ERR_DB_DATA(e.message)
+  // 21000: an upsert whose rows name one conflicting row twice (two spellings of one value).
+  if (sqlstate.startsWith('22') || sqlstate === '21000') return new TABLECRUD_ERR_DB_DATA(e.message)
   if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||
       sqlstate === '40001' || sqlstate === '40P01' || isStalePlan(e) || CONNECTION_CODES.has(sqlstate) ||
       CONNECTION_MESSAGES.test(e.message)) {

@@ -9,15 +9,19 @@ import { whereClause } from './where.js'
 const table = (t: Table): string => quoteIdent(t.name)
 const key = (t: Table): string => quoteIdent(t.primaryKey.name)
 
+/** What an upsert (lib/sql/upsert.ts) adds to an INSERT: its ` ON CONFLICT ...` clause, and `, <more>` to return. */
+export interface InsertTail { readonly onConflict: string, readonly returning: string }
+const NO_TAIL: InsertTail = { onConflict: '', returning: '' }
+
 /** POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it. */
-export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
-  const returning = returningList(t, excludeSecrets)
-  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES RETURNING ${returning}`, values: [] })
+export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
+  const returning = returningList(t, excludeSecrets) + tail.returning
+  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${tail.onConflict} RETURNING ${returning}`, values: [] })
   const values = new Values()
   const columns = [...row.keys()].map((c) => quoteIdent(c.name))
   const params = [...row.values()].map((value) => values.add(value))
   return Object.freeze({
-    text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')}) RETURNING ${returning}`,
+    text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')})${tail.onConflict} RETURNING ${returning}`,
     values: values.list
   })
 }
@@ -32,7 +36,7 @@ export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>,
  * could not carry. The function scan yields the rows in array order, so they are inserted and
  * returned in the order sent.
  */
-export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>, excludeSecrets: boolean): Statement {
+export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
   if (!sameColumns(rows)) throw new Error('compileInsertRows: rows must give the same columns, at least one')
   const columns = [...rows[0]!.keys()]
   const names = columns.map((c) => quoteIdent(c.name))
@@ -44,7 +48,7 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
     return name + (raw && value !== null ? value as string : JSON.stringify(value))
   }).join(',') + '}')
   return Object.freeze({
-    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x RETURNING ${returningList(t, excludeSecrets)}`,
+    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x${tail.onConflict} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
     values: [`[${json.join(',')}]`]
   })
 }

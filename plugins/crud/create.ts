@@ -6,9 +6,14 @@ import { rowETag } from '../../lib/etag.js'
 import {
   bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_ROW_COUNT, withBody, type FieldError
 } from '../../lib/errors.js'
+import type { Runner } from '../../lib/db/port.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
+import type { Statement } from '../../lib/table/statement.js'
+import type { RawQuery } from '../../lib/query/parse.js'
+import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
-import type { TableColumn } from '../../lib/table/table.js'
+import type { Table, TableColumn } from '../../lib/table/table.js'
+import { createQuerySchema } from '../../schemas/writes.js'
 import { createdResponse, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
 import { aRow } from '../../schemas/query.js'
 import { createBodySchema } from '../../schemas/row.js'
@@ -18,63 +23,128 @@ import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator, serialiserCompiler } from './compilers.js'
 import { route } from './routing.js'
+import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
+import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
 
 type Values = Map<TableColumn, unknown>
 type Checked = { body: Row, row: ReadonlyMap<TableColumn, unknown> }
 
-export function postRoute (c: CrudContext, values: BodyValues): void {
-  const { fastify, table, hooks: { preSave }, schemas: { row } } = c
+type ToWrite = (request: FastifyRequest, body: Row, checked: Checked, target?: readonly TableColumn[]) => Promise<UpsertRow>
+
+/**
+ * What a POST writes of one element: the default of each column left out, the preSave hooks'
+ * result, converted; for an upsert (`target`), also the columns a conflict updates.
+ */
+function writing (c: CrudContext, values: BodyValues): ToWrite {
+  const { table, hooks: { preSave } } = c
   const pk = table.primaryKey
-  // What a POST writes of one element: the default of each column left out, the preSave hooks' result, converted.
-  const toWrite = async (request: FastifyRequest, body: Row, checked: Checked): Promise<Values> => {
-    let full = values.fullRow(body, undefined)
+  return async (request, body, checked, target) => {
+    const filled = values.fullRow(body, undefined)
+    let full = target === undefined ? filled : { ...filled }
     for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
     if (typeOf(pk).key!.assigned) delete full[pk.name]
-    return await values.prepare(full, checked)
+    return { values: await values.prepare(full, checked), update: target === undefined ? [] : updateColumns(table, target, body, filled, full) }
   }
+}
+
+export function postRoute (c: CrudContext, values: BodyValues): void {
+  const { fastify, table } = c
+  const pk = table.primaryKey
+  const toWrite = writing(c, values)
+  const nested = nestedRelations(table, c.options.nestedWrites, c.options.maxPageSize)
+  const answers = postAnswers(c, nested)
+  const bodySchema = createBodySchema(table, c.options.maxPageSize)
+  const one = bodySchema.anyOf[0]
+  const targets = conflictTargets(table, c.options.excludeSecrets)
   // A copy of each body: a validator or hook may change it in place.
   const check = (body: Row): Checked => ({ body: { ...body }, row: values.toRow(body) })
-  const created = createdResponse(row)
-  // Each answer by its own schema: the route's, the union of both, is for OpenAPI.
-  const serialiseRow = serialiserCompiler({ schema: row })
-  const serialiseCreated = serialiserCompiler({ schema: created })
-  const answers = Type.Union([row, created], { 'x-response-description': 'Created: the row, with Location and ETag, for an object body; `{"rows": [...]}`, without them, for an array body.' })
+  const bodyCompiler = nested.length === 0 ? postBodyCompiler(c.ajv) : nestedBodyCompiler(c.ajv, postBodyCompiler(c.ajv), bodySchema, one, nested)
+  const prefix = fastify.prefix.replace(/\/$/, '')
+  const located = (reply: FastifyReply, written: Row): FastifyReply =>
+    reply.header('location', `${prefix}/${encodeURIComponent(String(written[pk.name]))}/`).header('etag', rowETag(written))
 
-  route<{ Body: Row | Row[] }>(fastify, {
+  route<{ Body: Row | Row[], Querystring: { target: readonly TableColumn[] | null } }>(fastify, {
     method: 'POST',
     url: '/',
     schema: c.routeSchema('postSingle', 'create', [400, 413, 415, 422, 503], {
       summary: `Create ${aRow(table.name)}, or several`,
-      description: `An object creates one row; an array of 1 to ${c.options.maxPageSize} objects creates them all, or none (SPEC §7.4).`,
-      body: createBodySchema(table, c.options.maxPageSize),
-      response: { 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }) }
+      description: `An object creates one row; an array of 1 to ${c.options.maxPageSize} objects creates them all, or none (SPEC §7.4). With \`__on_conflict\`, an upsert (SPEC §8.5).` +
+        (nested.length === 0 ? '' : ` An object may hold ${nested.map((n) => n.relation.name).join(', ')}: rows inserted with it, in one transaction, their ForeignKey set to it.`),
+      querystring: createQuerySchema(targets.map((t) => t.map((col) => col.name).join(','))),
+      body: nested.length === 0 ? bodySchema : Type.Union([nestedBodySchema(table, one, nested, c.options.maxPageSize), bodySchema.anyOf[1]]),
+      response: answers.route
     }),
-    validatorCompiler: postBodyCompiler(c.ajv),
+    validatorCompiler: (part) => part.httpPart === 'querystring'
+      ? (raw: unknown) => createQuery(table, c.options.excludeSecrets, raw as RawQuery)
+      : bodyCompiler(part),
     handler: async (request, reply) => {
       const body = request.body
+      const target = request.query.target ?? undefined
       if (Array.isArray(body)) {
         const checked = convertRows(body, check)
         await c.validate('postSingle', request)
-        const rows: Values[] = []
-        for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!).catch((error: unknown) => { throw atIndex(error, index) }))
-        return send(reply, serialiseCreated, { rows: await insertRows(c, rows) })
+        const rows: UpsertRow[] = []
+        for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!, target).catch((error: unknown) => { throw atIndex(error, index) }))
+        if (target !== undefined) return send(reply, answers.rows, { rows: await upsertRows(c, target, rows) }, 200)
+        return send(reply, answers.rows, { rows: await insertRows(c, rows.map((r) => r.values)) })
       }
       const checked = check(body)
+      const children = holdsNested(nested, body) ? await convertChildren(nested, body) : null
+      if (children !== null && target !== undefined) throw bodyInvalid(children.map(({ n }) => ({ field: n.relation.name, message: 'cannot be written by an upsert (__on_conflict)' })))
       await c.validate('postSingle', request)
-      const result = await c.db.run(compileInsert(table, await toWrite(request, body, checked), c.options.excludeSecrets))
-      const one = result.rows[0]!
-      const prefix = fastify.prefix.replace(/\/$/, '')
-      reply.header('location', `${prefix}/${encodeURIComponent(String(one[pk.name]))}/`).header('etag', rowETag(one))
-      return send(reply, serialiseRow, one)
+      const written = await toWrite(request, body, checked, target)
+      if (target !== undefined) {
+        const upserted = await upsertOne(c, target, written)
+        if (upserted.inserted) return send(located(reply, upserted.row), answers.row, upserted.row)
+        return send(reply.header('etag', rowETag(upserted.row)), answers.row, upserted.row, 200)
+      }
+      if (children !== null) {
+        const { row: parent, embedded } = await insertNested(c, written.values, children)
+        return send(located(reply, parent), answers.nested, embedded)
+      }
+      const one = (await c.db.run(compileInsert(table, written.values, c.options.excludeSecrets))).rows[0]!
+      return send(located(reply, one), answers.row, one)
     }
   })
 }
 
-/** A 201 of POST `/`, by the serialiser of its answer. A custom serialiser leaves the content type unset. */
-function send (reply: FastifyReply, serialise: (body: unknown) => string, body: unknown): FastifyReply {
-  return reply.code(201).type('application/json; charset=utf-8').serializer(serialise).send(body)
+/** `__on_conflict` (SPEC §8.5); other parameters of POST are passed over, as before upserts were. */
+function createQuery (table: Table, excludeSecrets: boolean, raw: RawQuery): { value: { target: readonly TableColumn[] | null } } | { error: Error } {
+  const given = Object.hasOwn(raw, '__on_conflict') ? raw.__on_conflict : undefined
+  try {
+    return { value: { target: given === undefined ? null : parseOnConflict(table, excludeSecrets, given) } }
+  } catch (error) {
+    return { error: error as Error }
+  }
+}
+
+/**
+ * The answers of POST `/`, each with the serialiser of its own schema (`route`, their union,
+ * is for OpenAPI): a row; `{"rows": [...]}`; a row with its nested children.
+ */
+function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: Serialiser, rows: Serialiser, nested: Serialiser, route: Record<number, unknown> } {
+  const row = c.schemas.row
+  const created = createdResponse(row)
+  const withChildren = nestedRowSchema(c.table, row, nested, c.options.excludeSecrets)
+  const kinds = nested.length === 0 ? [row, created] : [row, created, withChildren]
+  const nestedText = nested.length === 0 ? '' : '; the row with its nested rows as inserted, with Location and ETag (of the row alone), for an object holding them'
+  const answers = Type.Union(kinds, { 'x-response-description': `Created: the row, with Location and ETag, for an object body; \`{"rows": [...]}\`, without them, for an array body${nestedText}.` })
+  const updated = Type.Union([row, created], { 'x-response-description': 'Upsert (`__on_conflict`) of an object whose row existed: the row as updated, with its ETag; of an array: `{"rows": [...]}`, every row as written.' })
+  return {
+    row: serialiserCompiler({ schema: row }),
+    rows: serialiserCompiler({ schema: created }),
+    nested: serialiserCompiler({ schema: withChildren }),
+    route: { 200: withHeaders(updated, { ETag: ETagHeader }), 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }) }
+  }
+}
+
+type Serialiser = (body: unknown) => string
+
+/** A 201 (or `status`) of POST `/`, by the serialiser of its answer. A custom serialiser leaves the content type unset. */
+function send (reply: FastifyReply, serialise: Serialiser, body: unknown, status = 201): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').serializer(serialise).send(body)
 }
 
 /**
@@ -136,18 +206,33 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
 
 /**
  * Inserts the rows, all or none, and resolves to them as created, in order. Rows with the same
- * columns go in one statement (atomic by itself). When that statement is refused by a client
- * error of the database (a constraint, a value out of range), it has written nothing, and the
- * rows are inserted again one by one in a transaction, only to learn which one is refused: the
- * first to fail answers, with its index, and the transaction rolls back. Rows whose columns
- * differ (hooks that add or drop keys, a UUID key given for some rows only) take that second
- * way directly.
+ * columns go in one statement (atomic by itself). Rows whose columns differ (hooks that add or
+ * drop keys, a UUID key given for some rows only) go one by one, in a transaction.
  */
 export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
-  const { table, db, options: { excludeSecrets } } = c
-  if (sameColumns(rows)) {
+  const { table, options: { excludeSecrets } } = c
+  return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
+    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets))
+}
+
+/**
+ * Writes rows, all or none, and resolves to what each statement returned, in order: each of
+ * `runs` (consecutive rows) in one statement by `many`, several runs in one transaction. When
+ * the database refuses a statement with a client error (a constraint, a value out of range),
+ * nothing was written, and the rows are written again one by one (`one`) in a transaction,
+ * only to learn which one is refused: the first to fail answers, with its index, and the
+ * transaction rolls back. With no runs, rows go that second way directly.
+ */
+export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
+  const { db } = c
+  if (runs.length > 0) {
+    const inRuns = async (runner: Runner): Promise<Row[]> => {
+      const written: Row[] = []
+      for (const run of runs) written.push(...(await runner.run(many(run))).rows)
+      return written
+    }
     try {
-      return (await db.run(compileInsertRows(table, rows, excludeSecrets))).rows
+      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
     } catch (error) {
       if (clientError(error) === undefined) throw error
     }
@@ -156,7 +241,7 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
-        created.push((await tx.run(compileInsert(table, row, excludeSecrets))).rows[0]!)
+        created.push((await tx.run(one(row))).rows[0]!)
       } catch (error) {
         const refused = clientError(error)
         // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
@@ -168,7 +253,7 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
 }
 
 /** The 4xx a database error maps to, or undefined for any other error (a 503, a bug). */
-function clientError (error: unknown): Error | undefined {
+export function clientError (error: unknown): Error | undefined {
   const mapped = fromDatabaseError(error) as (Error & { statusCode: number }) | undefined
   return mapped !== undefined && mapped.statusCode < 500 ? mapped : undefined
 }

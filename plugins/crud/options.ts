@@ -24,7 +24,7 @@ export type Validator<T extends Table = Table> = (crud: Crud<T>, request: Fastif
 
 export const OPERATIONS = [
   'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
-  'deleteAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount', 'storeFile', 'getFileUrl'
+  'deleteAll', 'patchAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount', 'storeFile', 'getFileUrl'
 ] as const
 export type Operation = Exclude<typeof OPERATIONS[number], 'every'>
 
@@ -51,6 +51,12 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   readOnly?: boolean
   /** DELETE `/` deletes the rows matching the filters. Default false. */
   allowBulkDelete?: boolean
+  /** PATCH `/` changes the rows matching the filters (SPEC §8.5). Default false. */
+  allowBulkUpdate?: boolean
+  /** At most this many rows a bulk PATCH or DELETE `/` may change; `__max_affected` may lower it (SPEC §8.5). Default 1000. */
+  maxAffected?: number
+  /** To-many relations a POST body may hold, inserted with the row in one transaction (SPEC §8.5), e.g. `['movies']`. Default none. */
+  nestedWrites?: readonly string[]
   /** Rows per page by default. Default 15. */
   pageSize?: number
   /** Largest `__page_size` (and `/ids/` limit). Default 1000. */
@@ -119,6 +125,9 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     table: options.table,
     readOnly: bool('readOnly', true),
     allowBulkDelete: bool('allowBulkDelete', false),
+    allowBulkUpdate: bool('allowBulkUpdate', false),
+    maxAffected: int('maxAffected', 1000, 1),
+    nestedWrites: nestedWrites(options.nestedWrites),
     excludeSecrets: bool('excludeSecrets', true),
     requireIfMatch: bool('requireIfMatch', false),
     pageSize: int('pageSize', 15, 1),
@@ -149,6 +158,13 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
   const extra = options.schemaExtra
   if (extra !== undefined && (typeof extra !== 'object' || extra === null || Array.isArray(extra))) fail('schemaExtra', 'must be an object')
   return checked
+}
+
+/** The names only; that each is a to-many relation is checked where relations are known (nested.ts). */
+function nestedWrites (names: unknown): readonly string[] {
+  if (names === undefined) return []
+  if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) fail('nestedWrites', 'must be an array of relation names')
+  return Object.freeze([...new Set(names as string[])])
 }
 
 function checkValidators (validators: Validators | undefined): void {

@@ -48,7 +48,7 @@ export const tableCrud: TableCrudPlugin = async function tableCrud (fastify, raw
   readRoutes(c)
   helperRoutes(c)
   const writable = !options.readOnly
-  notAllowed(fastify, '/', writable ? (options.allowBulkDelete ? ['POST', 'DELETE'] : ['POST']) : [])
+  notAllowed(fastify, '/', writable ? ['POST', ...(options.allowBulkUpdate ? ['PATCH' as const] : []), ...(options.allowBulkDelete ? ['DELETE' as const] : [])] : [])
   notAllowed(fastify, '/:id/', writable ? ['PUT', 'PATCH', 'DELETE'] : [])
   beyondRoutes(fastify, writable)
   await mediaRoutes(c)

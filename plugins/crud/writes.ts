@@ -4,14 +4,17 @@ import {
   TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROW_NOT_FOUND
 } from '../../lib/errors.js'
 import { ifMatch, rowETag } from '../../lib/etag.js'
-import { parseFilterQuery, parseId, type Filter } from '../../lib/query/parse.js'
+import { parseId, type Filter } from '../../lib/query/parse.js'
+import type { BulkQuery } from '../../lib/query/writes.js'
 import { compileSingle } from '../../lib/sql/select.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
-import { aRow, idParamsSchema, listQuerySchema } from '../../schemas/query.js'
+import { aRow, idParamsSchema } from '../../schemas/query.js'
+import { bulkQuerySchema } from '../../schemas/writes.js'
 import { described, DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../../lib/db/port.js'
 import { bodyValues, type BodyValues } from './body.js'
+import { bulkQuery, bulkUpdateRoute, limited, tooMany } from './bulk-update.js'
 import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
@@ -19,7 +22,7 @@ import { compilers, route } from './routing.js'
 
 type IdRoute = { Params: { id: string }, Body: Row }
 
-/** The write routes of SPEC §2.5: POST `/`, PUT, PATCH and DELETE `/:id/`, and bulk DELETE `/` when allowed. */
+/** The write routes of SPEC §2.5: POST `/`, PUT, PATCH and DELETE `/:id/`, and bulk DELETE and PATCH `/` when allowed (§8.5). */
 export function writeRoutes (c: CrudContext): void {
   const { fastify, table, hooks: { preSave, prePatch }, schemas: { row } } = c
   const values = bodyValues(table)
@@ -82,6 +85,7 @@ export function writeRoutes (c: CrudContext): void {
   })
 
   deleteRoutes(c, write, conditional)
+  if (c.options.allowBulkUpdate) bulkUpdateRoute(c, values)
 }
 
 /** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
@@ -118,23 +122,24 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
   })
 
   if (!c.options.allowBulkDelete) return
-  route<{ Querystring: Filter[] }>(fastify, {
+  route<{ Querystring: BulkQuery }>(fastify, {
     method: 'DELETE',
     url: '/',
     schema: c.routeSchema('deleteAll', 'bulkDelete', [400, 422, 503], {
       summary: `Delete the ${table.name} rows matching the filters`,
       description: `Deletes every ${table.name} row matching the filters, in one transaction; X-Deleted-Count says how many. At least one filter is required, else a 400 (TABLECRUD_ERR_QS_MISSING_FILTER), so a forgotten query string cannot empty the table: to delete every row, filter on something every row matches, such as \`${table.primaryKey.name}__operator=not_null\`.`,
-      querystring: listQuerySchema(table, c.queryOptions),
+      querystring: bulkQuerySchema(table, c.queryOptions, c.options.maxAffected),
       response: { 204: { type: 'null', description: 'Deleted; X-Deleted-Count says how many', headers: { 'X-Deleted-Count': DeletedCountHeader } } }
     }),
-    validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
+    validatorCompiler: compilers(c.ajv, bulkQuery(c)),
     handler: async (request, reply) => {
-      const filters = request.query
+      const { filters, maxAffected } = request.query
       await c.validate('deleteAll', request)
       if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
-      const deleted = preDelete.length === 0
-        ? Number((await c.db.run(compileBulkDelete(ctx, filters))).rowCount)
-        : await c.db.transaction(async (tx) => await write.deleteWithHooks(tx, filters, request))
+      // Over maxAffected (SPEC §8.5), the delete rolls back.
+      const deleted = await limited(c, maxAffected, async (tx) => preDelete.length === 0
+        ? Number((await tx.run(compileBulkDelete(ctx, filters))).rowCount)
+        : await write.deleteWithHooks(tx, filters, request, maxAffected))
       return reply.code(204).header('x-deleted-count', String(deleted)).send()
     }
   })
@@ -156,7 +161,7 @@ interface Writer {
   readonly update: (run: Runner, key: unknown, values: Row) => Promise<Row>
   readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
-  readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest) => Promise<number>
+  readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
   readonly notFound: (key: unknown) => Error
 }
 
@@ -203,8 +208,10 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       if (result.rows.length === 0) throw notFound(key)
       return result.rows[0]!
     },
-    async deleteWithHooks (tx, filters, request) {
+    async deleteWithHooks (tx, filters, request, limit) {
       const ids = (await tx.run<{ id: number | string }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)
+      // No hook runs for a delete over the limit (SPEC §8.5).
+      if (ids.length > limit) throw tooMany(ids.length, limit)
       for (const key of ids) await preDelete(key, request)
       return ids.length === 0 ? 0 : Number((await tx.run(compileDeleteIds(table, ids))).rowCount)
     }

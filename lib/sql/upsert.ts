@@ -1,0 +1,23 @@
+import type { TableColumn } from '../table/table.js'
+import { quoteIdent } from './identifier.js'
+import type { InsertTail } from './write.js'
+
+/** The alias of what an upsert returns besides the row: whether it inserted. `__` is no column's (lib/table). */
+export const INSERTED = '__inserted'
+
+/**
+ * What turns an INSERT (compileInsert, compileInsertRows) into an upsert (SPEC §8.5):
+ * `ON CONFLICT (<target>) DO UPDATE SET <column> = EXCLUDED.<column>` for each column of
+ * `update`, and `(xmax = 0) AS "__inserted"` in RETURNING: a row the statement inserted has no
+ * deleting or locking transaction yet, one it updated has its own, so the statement itself
+ * tells the two apart, atomically. With nothing to update, the target is set to itself: the
+ * conflicting row is still locked and returned, which `DO NOTHING` would not return.
+ */
+export function upsertTail (target: readonly TableColumn[], update: readonly TableColumn[]): InsertTail {
+  if (target.length === 0) throw new Error('upsertTail: a conflict target needs a column')
+  const sets = (update.length === 0 ? target.slice(0, 1) : update).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
+  return Object.freeze({
+    onConflict: ` ON CONFLICT (${target.map((c) => quoteIdent(c.name)).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
+    returning: `, (xmax = 0) AS ${quoteIdent(INSERTED)}`
+  })
+}

@@ -1,0 +1,86 @@
+import { bodyInvalid, type FieldError } from '../../lib/errors.js'
+import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
+import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
+import type { Table, TableColumn } from '../../lib/table/table.js'
+import type { CrudContext } from './context.js'
+import { writeRows } from './create.js'
+import type { Row } from './options.js'
+
+/** Upsert (SPEC §8.5): POST `/` with `__on_conflict`, of one row or of an array of rows. */
+
+type Values = Map<TableColumn, unknown>
+
+/** One row to upsert: its values as POST writes them, and the columns a conflict updates. */
+export interface UpsertRow {
+  readonly values: Values
+  readonly update: readonly TableColumn[]
+}
+
+/**
+ * The columns an upsert updates on a conflict: those the body gives, and those the preSave
+ * hooks changed (`filled` is the row before the hooks, `written` after), the conflict target
+ * and the primary key left out. The defaults of the columns left out are for a new row only.
+ */
+export function updateColumns (table: Table, target: readonly TableColumn[], body: Row, filled: Row, written: Row): TableColumn[] {
+  return table.columns.filter((c) => !c.primaryKey && !target.includes(c) && Object.hasOwn(written, c.name) &&
+    (Object.hasOwn(body, c.name) || !Object.is(filled[c.name], written[c.name])))
+}
+
+/** The row as served, and whether it was inserted: told by the statement itself (lib/sql/upsert.ts). */
+function split (row: Row): { row: Row, inserted: boolean } {
+  const { [INSERTED]: inserted, ...rest } = row
+  return { row: rest, inserted: inserted === true }
+}
+
+/** Upserts one row: resolves to the row as GET `/:id/` serves it, and whether it was inserted. */
+export async function upsertOne (c: CrudContext, target: readonly TableColumn[], one: UpsertRow): Promise<{ row: Row, inserted: boolean }> {
+  const result = await c.db.run(compileInsert(c.table, one.values, c.options.excludeSecrets, upsertTail(target, one.update)))
+  return split(result.rows[0]!)
+}
+
+/**
+ * Upserts every row, all or none, and resolves to them as written, in order. Consecutive rows
+ * that update the same columns go in one statement, as bulk insert does (create.ts
+ * `insertRows`); several such runs go in one transaction. Two rows with the same target value are refused first (a
+ * statement cannot update one row twice). When the database refuses a statement, the rows are
+ * upserted again one by one, to name the one that fails (create.ts `writeRows`).
+ */
+export async function upsertRows (c: CrudContext, target: readonly TableColumn[], rows: readonly UpsertRow[]): Promise<Row[]> {
+  refuseRepeats(target, rows)
+  const { table, options: { excludeSecrets } } = c
+  const written = await writeRows(c, rows, runsOf(rows),
+    (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, upsertTail(target, run[0]!.update)),
+    (row) => compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update)))
+  return written.map((row) => split(row).row)
+}
+
+/**
+ * The rows cut where the columns to update change: each run is one statement, and runs go in
+ * the order sent, so new keys are drawn in that order too.
+ */
+function runsOf (rows: readonly UpsertRow[]): UpsertRow[][] {
+  const runs: UpsertRow[][] = []
+  const key = (row: UpsertRow): string => row.update.map((col) => col.name).join(',')
+  for (const row of rows) {
+    const last = runs.at(-1)
+    if (last !== undefined && key(last[0]!) === key(row)) last.push(row)
+    else runs.push([row])
+  }
+  return runs
+}
+
+/** A 400 for each row whose target value an earlier row has: one statement cannot update a row twice. */
+function refuseRepeats (target: readonly TableColumn[], rows: readonly UpsertRow[]): void {
+  const seen = new Map<string, number>()
+  const failures: FieldError[] = []
+  rows.forEach((row, index) => {
+    const values = target.map((col) => row.values.get(col))
+    // NULL is distinct from NULL in a unique constraint (and a key left out is the database's to make): no conflict.
+    if (values.some((v) => v === undefined || v === null)) return
+    const key = JSON.stringify(values)
+    const first = seen.get(key)
+    if (first === undefined) seen.set(key, index)
+    else failures.push({ index, field: target.map((col) => col.name).join(','), message: `repeats the __on_conflict value of element ${first}` })
+  })
+  if (failures.length > 0) throw bodyInvalid(failures)
+}

@@ -1,0 +1,65 @@
+import t from 'tap'
+import { parseFilterQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
+import { conflictTargets, parseBulkQuery, parseOnConflict } from '../../../lib/query/writes.js'
+import { compileBulkUpdate } from '../../../lib/sql/bulk.js'
+import { upsertTail } from '../../../lib/sql/upsert.js'
+import { compileInsert, compileInsertRows } from '../../../lib/sql/write.js'
+import { column, defineTable, type TableColumn } from '../../../lib/table/index.js'
+
+/** The SQL and query parameters of the writes of many rows (SPEC §8.5): exact texts, every value bound. */
+
+const album = defineTable('album', {
+  title: column.varchar({ length: 100, unique: true }),
+  year: column.integer({ null: true }),
+  code: column.text({ secret: true, unique: true })
+})
+const label = defineTable('label', { slug: column.varchar({ length: 20, primaryKey: true }), name: column.text() })
+
+const ctx = queryContext(album, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
+const col = (name: string): TableColumn => album.columnMap.get(name)!
+const raw = (query: Record<string, string | string[]>): RawQuery => Object.assign(Object.create(null), query) as RawQuery
+
+t.test('upsertTail: ON CONFLICT DO UPDATE of the given columns, the target set to itself when none; the inserted flag', async (t) => {
+  const tail = upsertTail([col('title')], [col('year')])
+  t.strictSame({ ...tail }, { onConflict: ' ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year"', returning: ', (xmax = 0) AS "__inserted"' })
+  t.equal(upsertTail([col('title')], []).onConflict, ' ON CONFLICT ("title") DO UPDATE SET "title" = EXCLUDED."title"')
+  t.throws(() => upsertTail([], [col('year')]), /a conflict target needs a column/)
+  const one = compileInsert(album, new Map<TableColumn, unknown>([[col('title'), 'A'], [col('year'), 1]]), true, tail)
+  t.strictSame({ text: one.text, values: [...one.values] }, {
+    text: 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"',
+    values: ['A', 1]
+  })
+  t.equal(compileInsert(album, new Map(), true, tail).text, 'INSERT INTO "album" DEFAULT VALUES ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"')
+  const rows = compileInsertRows(album, [new Map<TableColumn, unknown>([[col('title'), 'A']]), new Map<TableColumn, unknown>([[col('title'), 'B']])], true, tail)
+  t.equal(rows.text, 'INSERT INTO "album" ("title") SELECT x."title" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"')
+  t.strictSame(rows.values, ['[{"title":"A"},{"title":"B"}]'])
+})
+
+t.test('compileBulkUpdate: SET values first, then the filters, all bound; no filter or nothing to set refused', async (t) => {
+  const filters = parseFilterQuery(ctx, raw({ year__operator: 'gte', year: '2000', __or: '(title.starts.A,title.ends.Z)' }))
+  const statement = compileBulkUpdate(ctx, filters, new Map<TableColumn, unknown>([[col('year'), 1999], [col('title'), 'x']]))
+  t.strictSame({ text: statement.text, values: [...statement.values] }, {
+    text: 'UPDATE "album" AS t0 SET "year" = $1, "title" = $2 WHERE t0."year" >= $3 AND (t0."title" ILIKE $4 OR t0."title" ILIKE $5)',
+    values: [1999, 'x', 2000, 'A%', '%Z']
+  })
+  t.throws(() => compileBulkUpdate(ctx, [], new Map([[col('year'), 1]])), /needs a filter/)
+  t.throws(() => compileBulkUpdate(ctx, filters, new Map()), /nothing to set/)
+})
+
+t.test('conflictTargets and parseOnConflict: the key unless Serial, unique columns, secret ones while excluded', async (t) => {
+  t.strictSame(conflictTargets(album, true).map((c) => c.map((x) => x.name)), [['title']])
+  t.strictSame(conflictTargets(album, false).map((c) => c.map((x) => x.name)), [['title'], ['code']])
+  t.strictSame(conflictTargets(label, true).map((c) => c.map((x) => x.name)), [['slug']])
+  t.equal(parseOnConflict(album, false, 'code')[0], col('code'))
+  t.throws(() => parseOnConflict(album, true, 'code'), { code: 'TABLECRUD_ERR_QS_INVALID_CONFLICT', message: '__on_conflict must name the primary key or a unique column of album (title), not "code".' })
+  t.throws(() => parseOnConflict(album, true, ['title', 'title']), { message: /not "title&title"/ })
+})
+
+t.test('parseBulkQuery: __max_affected from 1 to the mount\'s limit, taken out before the filters', async (t) => {
+  t.strictSame(parseBulkQuery(ctx, 10, raw({ year: '1' })).maxAffected, 10)
+  const lowered = parseBulkQuery(ctx, 10, raw({ year: '1', __max_affected: '3' }))
+  t.strictSame([lowered.maxAffected, lowered.filters.length], [3, 1])
+  for (const bad of ['11', '0', 'x', ['1', '2']]) {
+    t.throws(() => parseBulkQuery(ctx, 10, raw({ year: '1', __max_affected: bad })), { code: 'TABLECRUD_ERR_QS_INVALID_MAX_AFFECTED', message: '__max_affected must be an integer from 1 to 10.' })
+  }
+})
