@@ -32,6 +32,10 @@ export const TABLECRUD_ERR_QS_INVALID_STRING = make('TABLECRUD_ERR_QS_INVALID_ST
 export const TABLECRUD_ERR_QS_INVALID_CURSOR = make('TABLECRUD_ERR_QS_INVALID_CURSOR', "The cursor doesn't match this query.", 400)
 export const TABLECRUD_ERR_QS_CURSOR_WITH_PAGE = make('TABLECRUD_ERR_QS_CURSOR_WITH_PAGE', '__cursor and __page cannot be used together.', 400)
 export const TABLECRUD_ERR_QS_INVALID_TREE = make('TABLECRUD_ERR_QS_INVALID_TREE', '%s: %s at %s.', 400)
+export const TABLECRUD_ERR_QS_SEARCH_UNAVAILABLE = make('TABLECRUD_ERR_QS_SEARCH_UNAVAILABLE', '__search needs full-text search, and the table %s has none (its search option).', 400)
+export const TABLECRUD_ERR_QS_INVALID_AGGREGATE = make('TABLECRUD_ERR_QS_INVALID_AGGREGATE', '__aggregate item %s: %s.', 400)
+export const TABLECRUD_ERR_QS_INVALID_GROUP_BY = make('TABLECRUD_ERR_QS_INVALID_GROUP_BY', '__group_by item %s: %s.', 400)
+export const TABLECRUD_ERR_QS_OUTPUT_CLASH = make('TABLECRUD_ERR_QS_OUTPUT_CLASH', 'Two outputs of __group_by, __aggregate and __readable are named %s.', 400)
 export const TABLECRUD_ERR_QS_INVALID_FORMAT = make('TABLECRUD_ERR_QS_INVALID_FORMAT', '__format must be json, ndjson or csv.', 400)
 
 // Path and route
