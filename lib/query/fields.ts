@@ -1,6 +1,6 @@
 import type { ColumnSpec } from '../table/column.js'
 import { typeOf } from '../table/column-types.js'
-import { OPERATORS, operatorsOf, type Operator } from '../table/operators.js'
+import { operatorsOf, type Operator } from '../table/operators.js'
 import { forwardOf, relationsOf, type Relation } from '../table/relations.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../table/table.js'
 
@@ -13,8 +13,7 @@ export function isText (column: ColumnSpec): boolean {
 
 /** The operators a filter on this column accepts (SPEC §2.3): those of its type's filtering. */
 export function operatorsFor (column: ColumnSpec): readonly Operator[] {
-  const operators = operatorsOf(typeOf(column).filtering(column))
-  return isText(column) ? operators : operators.filter((op) => !OPERATORS[op].textOnly)
+  return operatorsOf(typeOf(column).filtering(column), isText(column))
 }
 
 /** One name `__visible_fields`, `__order` or a filter accepts: a path of relations, then a column. */

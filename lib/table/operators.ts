@@ -91,17 +91,18 @@ export function isMatchType (name: string): name is MatchType {
   return Object.hasOwn(MATCHES, name)
 }
 
-const takenBy = (filtering: Filtering): readonly Operator[] =>
-  Object.freeze(OPERATOR_NAMES.filter((op) => OPERATORS[op].appliesTo.includes(filtering)))
+const takenBy = (filtering: Filtering, text: boolean): readonly Operator[] =>
+  Object.freeze(OPERATOR_NAMES.filter((op) => OPERATORS[op].appliesTo.includes(filtering) && (text || !OPERATORS[op].textOnly)))
 
+/** Per filtering, the operators of other columns and of text columns (which also take the text-only ones). */
 const BY_FILTERING = {
-  ordered: takenBy('ordered'),
-  equality: takenBy('equality'),
-  containment: takenBy('containment'),
-  presence: takenBy('presence')
-} as const satisfies Record<Filtering, readonly Operator[]>
+  ordered: [takenBy('ordered', false), takenBy('ordered', true)],
+  equality: [takenBy('equality', false), takenBy('equality', true)],
+  containment: [takenBy('containment', false), takenBy('containment', true)],
+  presence: [takenBy('presence', false), takenBy('presence', true)]
+} as const satisfies Record<Filtering, readonly [readonly Operator[], readonly Operator[]]>
 
-/** The operators a filtering takes, in order (frozen, one list per filtering). */
-export function operatorsOf (filtering: Filtering): readonly Operator[] {
-  return BY_FILTERING[filtering]
+/** The operators a filtering takes, in order (frozen, one list per filtering), with the text-only ones for a text column. */
+export function operatorsOf (filtering: Filtering, text = false): readonly Operator[] {
+  return BY_FILTERING[filtering][text ? 1 : 0]
 }
