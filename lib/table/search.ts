@@ -49,7 +49,7 @@ export function parseSearch (columns: ReadonlyMap<string, ColumnSpec>, option: u
   for (const name of names) {
     const column = typeof name === 'string' ? columns.get(name) : undefined
     if (column === undefined) return `search.columns names ${JSON.stringify(name)}, which is not a column`
-    if (!typeOf(column).matches) return `search.columns names ${name}, a ${column.type} column: only varchar, text and email columns are searched`
+    if (!typeOf(column).matches) return `search.columns names ${name} (type ${column.type}): only varchar, text and email columns are searched`
     // A search would tell which words a secret holds.
     if (column.secret) return `search.columns names ${name}, a secret column`
   }
