@@ -3,6 +3,7 @@ import { column, defineTable } from '../../../lib/table/index.js'
 import { BUILT_IN_CONFIGS, searchConfig } from '../../../lib/table/search.js'
 import { createTablesSql } from '../../../lib/db/index.js'
 import { documentSql, searchIndexSql, vectorSql } from '../../../lib/sql/search.js'
+import { parseSearch } from '../../../lib/query/search.js'
 
 /* The table option `search` (SPEC §8.4): checked when the table is defined, and its SQL. */
 
@@ -54,4 +55,12 @@ t.test('one expression for the index and the queries', async (t) => {
   t.match(createTablesSql([table]), `CREATE INDEX IF NOT EXISTS "ts_sql_search_idx" ON "ts_sql" USING gin (${document});`)
   t.equal(searchIndexSql(defineTable('ts_plain', columns)), null)
   t.equal(vectorSql(defineTable('ts_one', columns), 't1."title"'), "to_tsvector('simple'::regconfig, coalesce(t1.\"title\", ''))")
+})
+
+t.test('__search as parsed: absent, empty (also an empty list) and blank are no search', async (t) => {
+  const table = defineTable('ts_parse', columns, { search: { columns: ['title'] } })
+  t.equal(parseSearch(table, undefined), null)
+  t.equal(parseSearch(table, []), null)
+  t.equal(parseSearch(table, ' '), null)
+  t.strictSame(parseSearch(table, ['star'])?.values, ['star'])
 })
