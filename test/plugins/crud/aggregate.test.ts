@@ -1,5 +1,6 @@
 import t from 'tap'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
+import { HttpError } from '../../../lib/errors.js'
 import { json } from '../../fixtures/movies.js'
 import { aggregateApp, film, person } from '../../fixtures/aggregates.js'
 
@@ -12,6 +13,12 @@ import { aggregateApp, film, person } from '../../fixtures/aggregates.js'
 const { app } = await aggregateApp(t, async (app) => {
   await app.register(tableCrud, { table: film, prefix: '/films', maxJoins: 1, aggregates: true, pageSize: 3 })
   await app.register(tableCrud, { table: person, prefix: '/people' })
+  await app.register(tableCrud, {
+    table: person,
+    prefix: '/guarded',
+    aggregates: true,
+    validators: { getAggregate: [(_crud, request) => { if ((request.query as { groups: unknown[] }).groups.length > 0) throw new HttpError(403, 'No grouping here') }] }
+  })
 })
 
 async function rows (query: string): Promise<unknown[]> {
@@ -153,4 +160,11 @@ t.test('every bad part is a 400 naming it', async (t) => {
   }
   const clash = await app.inject({ url: '/films/aggregate/?__group_by=director&__aggregate=count,count' })
   t.strictSame(json(clash).rows[0], { director: 1, count: 3 }, 'the same aggregate twice is one output')
+})
+
+t.test('validators: getAggregate, with the parsed query', async (t) => {
+  t.strictSame(json(await app.inject({ url: '/guarded/aggregate/' })).rows, [{ count: 4 }])
+  const refused = await app.inject({ url: '/guarded/aggregate/?__group_by=studio' })
+  t.equal(refused.statusCode, 403)
+  t.equal(json(refused).message, 'No grouping here')
 })
