@@ -10,7 +10,15 @@ import { valueSchema } from './row.js'
  * and the rows of each shape of answer, which serialise them.
  */
 
-const orNull = (schema: TSchema): TSchema => Type.Union([schema, Type.Null()])
+/**
+ * A schema or null. A single-typed schema becomes a type list (`["number", "null"]`), which
+ * fast-json-stringify serialises by a typeof check; an anyOf costs it a validation per value,
+ * some 1 µs each, which the aggregate bench showed on every nullable output of every row.
+ */
+function orNull (schema: TSchema): TSchema {
+  const { type } = schema as { type?: unknown }
+  return typeof type === 'string' ? { ...schema, type: [type, 'null'] } : Type.Union([schema, Type.Null()])
+}
 
 /** One output's wire form (SPEC §2.2): a count an integer, avg/sum a number or an exact decimal string, min/max/keys their field's. */
 function outputSchema (output: Output): TSchema {
@@ -18,7 +26,7 @@ function outputSchema (output: Output): TSchema {
     case 'count': return Type.Integer()
     case 'float': return orNull(Type.Number())
     case 'decimal': return orNull(Type.String())
-    case 'same': return output.source === null ? orNull(Type.String()) : valueSchema(output.source.table, output.result, 'out')
+    case 'same': return orNull(output.source === null ? Type.String() : valueSchema(output.source.table, { ...output.result, nullable: false }, 'out'))
   }
 }
 
