@@ -3,6 +3,7 @@ import { parseAggregateQuery, FUNCTIONS } from '../../../lib/query/aggregate.js'
 import { queryContext } from '../../../lib/query/parse.js'
 import { compileAggregate, compileAggregateCount } from '../../../lib/sql/aggregate.js'
 import { column, defineTable, type Table } from '../../../lib/table/index.js'
+import { aggregateRowSchema } from '../../../schemas/aggregate.js'
 
 /* `/aggregate/` parsed and compiled, without a database (SPEC §8.3): names, clashes, the SQL text and its values. */
 
@@ -62,4 +63,20 @@ t.test('one statement: grouped rows in a subquery, having over their aliases, va
   t.match(count.text, /^SELECT count\(\*\) AS count FROM \(SELECT .* GROUP BY .*\) AS t0 WHERE \(t0\."a1" > \$2\)$/)
   t.strictSame(count.values, ['%x%', '10.5'])
   t.equal(compileAggregate(ctx, parseAggregateQuery(ctx, {}), false).text, 'SELECT t0.* FROM (SELECT count(*) AS "a0" FROM "qa_thing" AS t0) AS t0 LIMIT $1 OFFSET $2')
+})
+
+t.test('the row schema of a shape: nullable outputs as type lists, else an anyOf', async (t) => {
+  const data = defineTable('qa_data', { doc: column.jsonb({ null: true }), n: column.integer() })
+  const dataCtx = queryContext(data, { pageSize: 10, maxPageSize: 50, maxJoins: 0, excludeSecrets: true })
+  const query = parseAggregateQuery(dataCtx, { __group_by: 'doc', __aggregate: 'count,avg(n),max(n)' })
+  t.strictSame(JSON.parse(JSON.stringify(aggregateRowSchema([...query.groups, ...query.aggregates]))), {
+    type: 'object',
+    properties: {
+      doc: { anyOf: [{}, { type: 'null' }] },
+      count: { type: 'integer' },
+      avg_n: { type: ['number', 'null'] },
+      max_n: { type: ['integer', 'null'], minimum: -2147483648, maximum: 2147483647 }
+    },
+    required: ['doc', 'count', 'avg_n', 'max_n']
+  })
 })
