@@ -18,6 +18,11 @@ import { where } from './where.js'
 /** An aggregate statement: its rows hold each output at its alias (and the total when asked for). */
 export interface AggregateStatement extends Statement {
   readonly offset: number
+  /**
+   * True when the rows hold each output under its wire name, so pg's rows are the response
+   * rows; false when a name passes PostgreSQL's 63-byte limit and rows hold the aliases.
+   */
+  readonly named: boolean
 }
 
 interface Input { readonly filters: readonly Filter[], readonly having: readonly FilterTree[], readonly limit: number, readonly offset: number }
@@ -75,6 +80,18 @@ function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input
 
 const outputsKey = (outputs: readonly Output[]): string => outputs.map((o) => o.name).join(',')
 
+/** Every output of the rows, in order: each key (and its readable), then each aggregate. */
+export function outputsOf (query: AggregateQuery): Output[] {
+  return [...query.groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...query.aggregates]
+}
+
+/** The outer select list: each output under its wire name, unless one is too long for PostgreSQL. */
+function outerList (query: AggregateQuery): { list: string, named: boolean } {
+  const outputs = outputsOf(query)
+  const named = outputs.every((o) => Buffer.byteLength(o.name) <= 63)
+  return { list: named ? outputs.map((o) => `t0.${quoteIdent(o.alias)} AS ${quoteIdent(o.name)}`).join(', ') : 't0.*', named }
+}
+
 /** What makes the text: outputs, filters, having trees, order (never values). */
 function aggregateKey (query: AggregateQuery): string {
   const order = query.order.map((o) => (o.descending ? '-' : '') + o.output.name).join(',')
@@ -83,6 +100,7 @@ function aggregateKey (query: AggregateQuery): string {
 
 /** One page of groups, with the number of groups as `__total` when `withTotal`. */
 export function compileAggregate (ctx: QueryContext, query: AggregateQuery, withTotal: boolean): AggregateStatement {
+  const outer = outerList(query)
   const { text, params } = pageCache(ctx, `aggregate|${withTotal}|${aggregateKey(query)}`, () => {
     const params = new Params<Input>()
     const inner = grouped(ctx, query, params)
@@ -90,10 +108,10 @@ export function compileAggregate (ctx: QueryContext, query: AggregateQuery, with
     const order = query.order.length === 0 ? '' : ` ORDER BY ${query.order.map((o) => `t0.${quoteIdent(o.output.alias)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')}`
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
     const page = ` LIMIT ${params.add((input) => input.limit)} OFFSET ${params.add((input) => input.offset)}`
-    return { text: `SELECT t0.*${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
+    return { text: `SELECT ${outer.list}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }), offset })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }), offset, named: outer.named })
 }
 
 /** The number of groups an aggregate query has, for the total of an empty page. */

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
 import { parseAggregateQuery, type AggregateQuery, type Output } from '../../lib/query/aggregate.js'
-import { compileAggregate, compileAggregateCount } from '../../lib/sql/aggregate.js'
+import { compileAggregate, compileAggregateCount, outputsOf } from '../../lib/sql/aggregate.js'
 import { TOTAL } from '../../lib/sql/select.js'
 import { aggregateQuerySchema, aggregateRowSchema, AggregateResponse } from '../../schemas/aggregate.js'
 import { described, listResponse } from '../../schemas/responses.js'
@@ -16,12 +16,7 @@ const URL = '/aggregate/'
 const MAX_SHAPES = 500
 const AGGREGATED = described(AggregateResponse, 'A page of groups: each group key, then each aggregate; one row without __group_by.')
 
-/** The outputs of an answer's rows, in order: each key (and its readable), then each aggregate. */
-function outputsOf (query: AggregateQuery): Output[] {
-  return [...query.groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...query.aggregates]
-}
-
-/** A row of pg's (outputs at their aliases) as the wire row: a count, a 64-bit integer in pg, is a JSON integer. */
+/** A row of pg's holding the outputs at their aliases as the wire row: a count, a 64-bit integer in pg, is a JSON integer. */
 function wireRow (row: Row, outputs: readonly Output[]): Row {
   const out: Row = {}
   for (const output of outputs) {
@@ -77,7 +72,8 @@ export function aggregateRoutes (c: CrudContext): void {
         setContentRange(reply, query.rangeHeaderName, statement.offset, result.rows.length, total)
       }
       reply.type('application/json; charset=utf-8').serializer(serialiserOf(outputs))
-      return { rows: result.rows.map((row) => wireRow(row, outputs)) }
+      // Named rows go out as pg gives them: the serialiser writes a count's digits as an integer.
+      return { rows: statement.named ? result.rows : result.rows.map((row) => wireRow(row, outputs)) }
     }
   })
   notAllowed(fastify, URL, [])

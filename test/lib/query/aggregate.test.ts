@@ -47,7 +47,7 @@ t.test('one statement: grouped rows in a subquery, having over their aliases, va
   })
   const statement = compileAggregate(ctx, query, true)
   t.equal(statement.text,
-    'SELECT t0.*, count(*) OVER () AS __total FROM (' +
+    'SELECT t0."g0" AS "a", t0."r0" AS "a_readable", t0."g1" AS "at_month", t0."a0" AS "count", t0."a1" AS "sum_n", t0."a2" AS "max_a_id", count(*) OVER () AS __total FROM (' +
     'SELECT t0."a" AS "g0", (SELECT format(\'%s\', x0."b") FROM "qa_maker" AS x0 WHERE x0."id" = t0."a") AS "r0", ' +
     'date_trunc(\'month\', t0."at", \'UTC\') AS "g1", count(*) AS "a0", sum(t0."n") AS "a1", max(t1."id") AS "a2" ' +
     'FROM "qa_thing" AS t0 LEFT JOIN "qa_maker" AS t1 ON t1."id" = t0."a" WHERE t0."a_b" ILIKE $1 GROUP BY t0."a", date_trunc(\'month\', t0."at", \'UTC\')' +
@@ -62,7 +62,8 @@ t.test('one statement: grouped rows in a subquery, having over their aliases, va
   const count = compileAggregateCount(ctx, query)
   t.match(count.text, /^SELECT count\(\*\) AS count FROM \(SELECT .* GROUP BY .*\) AS t0 WHERE \(t0\."a1" > \$2\)$/)
   t.strictSame(count.values, ['%x%', '10.5'])
-  t.equal(compileAggregate(ctx, parseAggregateQuery(ctx, {}), false).text, 'SELECT t0.* FROM (SELECT count(*) AS "a0" FROM "qa_thing" AS t0) AS t0 LIMIT $1 OFFSET $2')
+  t.equal(compileAggregate(ctx, parseAggregateQuery(ctx, {}), false).text, 'SELECT t0."a0" AS "count" FROM (SELECT count(*) AS "a0" FROM "qa_thing" AS t0) AS t0 LIMIT $1 OFFSET $2')
+  t.equal(statement.named, true)
 })
 
 t.test('the row schema of a shape: nullable outputs as type lists, else an anyOf', async (t) => {

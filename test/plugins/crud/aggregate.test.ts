@@ -2,7 +2,7 @@ import t from 'tap'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { HttpError } from '../../../lib/errors.js'
 import { json } from '../../fixtures/movies.js'
-import { aggregateApp, film, person } from '../../fixtures/aggregates.js'
+import { aggregateApp, film, long, LONG_NAME, person } from '../../fixtures/aggregates.js'
 
 /*
  * GET `/aggregate/` (SPEC §8.3) on the wire: exact answers and wire types, paths, truncation,
@@ -13,6 +13,7 @@ import { aggregateApp, film, person } from '../../fixtures/aggregates.js'
 const { app } = await aggregateApp(t, async (app) => {
   await app.register(tableCrud, { table: film, prefix: '/films', maxJoins: 1, aggregates: true, pageSize: 3 })
   await app.register(tableCrud, { table: person, prefix: '/people' })
+  await app.register(tableCrud, { table: long, prefix: '/long', aggregates: true })
   await app.register(tableCrud, {
     table: person,
     prefix: '/guarded',
@@ -167,4 +168,12 @@ t.test('validators: getAggregate, with the parsed query', async (t) => {
   const refused = await app.inject({ url: '/guarded/aggregate/?__group_by=studio' })
   t.equal(refused.statusCode, 403)
   t.equal(json(refused).message, 'No grouping here')
+})
+
+t.test('outputs named past 63 bytes: selected by alias and named in JS', async (t) => {
+  const response = await app.inject({ url: `/long/aggregate/?__group_by=${LONG_NAME}&__aggregate=count,count_distinct(${LONG_NAME})` })
+  t.strictSame(json(response).rows, [
+    { [LONG_NAME]: 1, count: 2, [`count_distinct_${LONG_NAME}`]: 1 },
+    { [LONG_NAME]: 2, count: 1, [`count_distinct_${LONG_NAME}`]: 1 }
+  ])
 })
