@@ -81,3 +81,14 @@ t.test('the row schema of a shape: nullable outputs as type lists, else an anyOf
     required: ['doc', 'count', 'avg_n', 'max_n']
   })
 })
+
+t.test('outputs are kept per shape, up to a bound; past it they are built each time', async (t) => {
+  const own = queryContext(thing, { pageSize: 10, maxPageSize: 50, maxJoins: 1, excludeSecrets: true })
+  const first = parseAggregateQuery(own, { __aggregate: 'count' })
+  t.equal(parseAggregateQuery(own, { __aggregate: 'count' }).aggregates, first.aggregates, 'the same shape: the same outputs')
+  // 'count' n times is one output each time, under as many texts.
+  for (let n = 2; n <= 1001; n++) parseAggregateQuery(own, { __aggregate: Array(n).fill('count').join(',') })
+  const past = Array(1002).fill('count').join(',')
+  t.not(parseAggregateQuery(own, { __aggregate: past }).aggregates, parseAggregateQuery(own, { __aggregate: past }).aggregates, 'past the bound: built anew')
+  t.strictSame(parseAggregateQuery(own, { __aggregate: past }).aggregates.map((a) => a.name), ['count'])
+})
