@@ -11,6 +11,7 @@
 import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import pg from 'pg'
+import { injectMedian } from './inject.js'
 import { column, createTables, defineTable, dropTables, startEmbeddedPostgres, tableCrud } from '../index.js'
 import { parseListQuery, queryContext } from '../lib/query/parse.js'
 import { compileList } from '../lib/sql/select.js'
@@ -54,16 +55,7 @@ const app = Fastify()
 await app.register(fastifyPostgres, { connectionString, max: embedded === null ? 4 : 1 })
 await app.register(tableCrud, { table: item, prefix: '/items' })
 
-async function median (url: string, runs = 11): Promise<number> {
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    const response = await app.inject(url)
-    times.push(performance.now() - start)
-    if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`)
-  }
-  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!
-}
+const median = async (url: string, runs = 11): Promise<number> => await injectMedian(app, url, runs)
 
 console.log('\nmedian of 11, first page of 15 rows (and the count of matches):')
 for (const word of ['zephyr', 'harbour']) {
