@@ -1,10 +1,12 @@
 import type { Aggregate, AggregateQuery, GroupKey, Output } from '../query/aggregate.js'
 import type { Filter, FilterTree, QueryContext } from '../query/parse.js'
 import { filtersKey } from '../query/filter.js'
+import { forwardOf } from '../table/relations.js'
 import { targetOf } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params } from './params.js'
+import { relatedRows } from './related.js'
 import { Joins, NO_SHAPE, readableSql, shapeCache, TOTAL } from './select.js'
 import { where } from './where.js'
 
@@ -54,11 +56,16 @@ function groupSql (group: GroupKey, joins: Joins): string {
   }
 }
 
-/** The readable representation of the row a ForeignKey group key points at (SPEC §2.12), NULL for none. */
-function readableOf (group: GroupKey, key: string, index: number): string {
-  const target = targetOf(group.field.table, group.field.column)
+/**
+ * The readable representation of the row a ForeignKey group key points at (SPEC §2.12), NULL
+ * for none, read through `relatedRows` like every join, so a row scope applies here too.
+ */
+function readableOf (group: GroupKey, joins: Joins, index: number): string {
+  const { table, column } = group.field
+  const target = targetOf(table, column)
   const alias = `x${index}`
-  return `(SELECT ${readableSql(target.readable, alias)} FROM ${quoteIdent(target.name)} AS ${alias} WHERE ${alias}.${quoteIdent(target.primaryKey.name)} = ${key})`
+  const { from, on } = relatedRows(forwardOf(table, column), joins.alias(group.field.joins), alias)
+  return `(SELECT ${readableSql(target.readable, alias)} FROM ${from} WHERE ${on})`
 }
 
 /** The grouped rows, each output at its alias, with the WHERE of the filters. */
@@ -70,7 +77,7 @@ function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input
     const key = groupSql(group, joins)
     keys.push(key)
     list.push(`${key} AS ${quoteIdent(group.alias)}`)
-    if (group.readable !== null) list.push(`${readableOf(group, key, i)} AS ${quoteIdent(group.readable.alias)}`)
+    if (group.readable !== null) list.push(`${readableOf(group, joins, i)} AS ${quoteIdent(group.readable.alias)}`)
   })
   for (const aggregate of query.aggregates) list.push(`${aggregateSql(aggregate, joins)} AS ${quoteIdent(aggregate.alias)}`)
   const filter = where(params, query.filters, (input) => input.filters)
