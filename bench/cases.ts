@@ -70,6 +70,7 @@ export const cases: readonly Case[] = [
   { label: 'filtered, no index', path: '/movies/?name=Movie%209999', kind: 'read' },
   { label: 'by id', path: '/movies/1234/', kind: 'read' },
   { label: 'count', path: '/movies/count/', kind: 'read' },
+  { label: 'grouped aggregate', path: '/movies/aggregate/?__group_by=director&__aggregate=count,avg(rating),sum(box_office)&__page_size=50', kind: 'read' },
   {
     label: 'POST one row',
     path: '/movies/',
@@ -81,7 +82,7 @@ export const cases: readonly Case[] = [
 
 /** TableCRUD: the movie table, and the other tables mounted beside it. */
 export async function crudRoutes (app: FastifyInstance): Promise<void> {
-  await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false })
+  await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, aggregates: true })
   await app.register(tableCrud, { table: director, prefix: '/directors' })
   for (const table of extras) await app.register(tableCrud, { table, prefix: `/${table.name}` })
   // Not in the main run: start-up is measured with its 20 tables.

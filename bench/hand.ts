@@ -34,6 +34,16 @@ export async function handRoutes (app: FastifyInstance): Promise<void> {
     const { rows } = await pg.query('SELECT count(*) AS count FROM bench_movie AS t0')
     return { count: Number(rows[0].count), page_size: 15 }
   })
+  // GET /aggregate/ (SPEC §8.3) as a developer writes one grouping by hand: the counts as
+  // integers, the average a float, the Numeric sum exact text, groups in key order.
+  app.get('/movies/aggregate/', async (request) => {
+    const q = request.query as Record<string, string | undefined>
+    const size = Math.min(Number(q.__page_size ?? 15), 1000)
+    const offset = (Number(q.__page ?? 1) - 1) * size
+    const { rows } = await pg.query(`SELECT t0.director, count(*)::int AS count, avg(t0.rating)::float8 AS avg_rating, sum(t0.box_office) AS sum_box_office
+      FROM bench_movie AS t0 GROUP BY t0.director ORDER BY t0.director LIMIT $1 OFFSET $2`, [size, offset])
+    return { rows }
+  })
   app.get('/movies/:id/', async (request, reply) => {
     const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 WHERE t0.id = $1`, [Number((request.params as { id: string }).id)])
     return rows.length === 0 ? await reply.code(404).send({ message: 'not found' }) : rows[0]

@@ -11,6 +11,7 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import http from 'node:http'
 import pg from 'pg'
+import { injectMedian } from './inject.js'
 import { column, createTables, defineTable, dropTables, startEmbeddedPostgres, tableCrud } from '../index.js'
 import { cursorKey, sealCursor } from '../lib/query/cursor.js'
 
@@ -44,16 +45,7 @@ await app.register(tableCrud, { table: item, prefix: '/exact', maxPageSize: 100,
 await app.register(tableCrud, { table: item, prefix: '/estimated', countMode: 'estimated', cursorSecret: SECRET })
 const address = await app.listen({ port: 0, host: '127.0.0.1' })
 
-async function median (url: string, runs = 15): Promise<number> {
-  const times: number[] = []
-  for (let i = 0; i < runs; i++) {
-    const start = performance.now()
-    const response = await app.inject(url)
-    times.push(performance.now() - start)
-    if (response.statusCode !== 200) throw new Error(`${url}: ${response.statusCode} ${response.body}`)
-  }
-  return times.sort((a, b) => a - b)[Math.floor(runs / 2)]!
-}
+const median = async (url: string, runs = 15): Promise<number> => await injectMedian(app, url, runs)
 
 // The cursor of page DEEP: sealed as the plugin seals it (order -id, no filter).
 const deepCursor = sealCursor(cursorKey(SECRET), 'bench_keyset\0-id\0[]', [String(deepId)])

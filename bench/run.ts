@@ -10,6 +10,8 @@
  *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
  *   npm run bench -- topologies          # opt-in: through PgBouncer against direct, with a replica against without (bench/topologies.ts)
  *   npm run bench -- upsert              # opt-in: an upsert of 1,000 rows in one request against 1,000 single PUTs (bench/upsert.ts)
+ *   BENCH_SEARCH=1 npm run bench         # opt-in: full-text search on a million rows, EXPLAIN and against ILIKE (bench/search.ts)
+ *   BENCH_CASES=aggregate npm run bench:quick   # only the cases whose label holds the text (no rate-limit table)
  *
  * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
  * and the means compared, so drift over the run falls on both sides alike. The last table is
@@ -32,6 +34,10 @@ if (process.argv.includes('topologies')) {
 }
 if (process.argv.includes('upsert')) {
   await import('./upsert.js')
+  process.exit(0)
+}
+if (process.argv.includes('search') || process.env.BENCH_SEARCH === '1') {
+  await import('./search.js')
   process.exit(0)
 }
 if (process.argv.includes('writes')) {
@@ -69,7 +75,8 @@ const crud = await start('crud')
 const hand = await start('hand')
 
 const results: Array<{ label: string, kind: 'read' | 'write', a: Run, b: Run }> = []
-for (const c of cases) {
+const only = process.env.BENCH_CASES
+for (const c of cases.filter((c) => only === undefined || c.label.includes(only))) {
   const warm = Math.max(1, Math.round(seconds / 5))
   await run(hand, c, warm, connections)
   await run(crud, c, warm, connections)
@@ -81,7 +88,7 @@ for (const c of cases) {
 const peak = { hand: memory(hand.pid).peak, crud: memory(crud.pid).peak }
 await crud.stop()
 await hand.stop()
-const rateLimits = await rateLimitCost(connectionString, seconds, connections)
+const rateLimits = only === undefined ? await rateLimitCost(connectionString, seconds, connections) : []
 await drop(admin)
 await admin.end()
 

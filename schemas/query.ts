@@ -104,6 +104,11 @@ export function listQuerySchema (table: Table, options: ListQueryOptions): TObje
       'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
     __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` }))
   })
+  if (table.search !== null) {
+    properties.__search = Type.Optional(Type.String({
+      description: `Full-text search of ${table.search.columns.join(', ')} (PostgreSQL websearch syntax: words, "phrases", -excluded, or); without __order, the most relevant rows first.`
+    }))
+  }
   return Type.Object(properties, QUERY_STYLE)
 }
 

@@ -1,4 +1,5 @@
 import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
+import { searchIndexSql } from '../sql/search.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
 import { setupError } from '../errors.js'
 import type { ColumnSpec } from '../table/column.js'
@@ -123,6 +124,9 @@ export function createTablesSql (tables: readonly Table[]): string {
         statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(`${table.name}_${column.name}_idx`)} ON ${quoteIdent(table.name)} (${quoteIdent(column.name)})`)
       }
     }
+    // The GIN index of `__search`, on the very expression the queries write (SPEC §8.4).
+    const search = searchIndexSql(table)
+    if (search !== null) statements.push(search)
   }
   for (const [table, column] of deferred) {
     const name = quoteIdent(`${table.name}_${column.name}_fkey`)

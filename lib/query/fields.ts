@@ -13,7 +13,7 @@ export function isText (column: ColumnSpec): boolean {
 
 /** The operators a filter on this column accepts (SPEC §2.3): those of its type's filtering. */
 export function operatorsFor (column: ColumnSpec): readonly Operator[] {
-  return operatorsOf(typeOf(column).filtering(column))
+  return operatorsOf(typeOf(column).filtering(column), isText(column))
 }
 
 /** One name `__visible_fields`, `__order` or a filter accepts: a path of relations, then a column. */

@@ -11,6 +11,7 @@ import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
 import { filterKind, filtersBinding, parseValue, type Filter } from './filter.js'
 import { parseTrees } from './tree.js'
+import { isSearch, parseSearch, searchFields } from './search.js'
 import { visibleColumns, type Table } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
 import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
@@ -98,13 +99,13 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
 const CONTROL = new Set(['__order', '__visible_fields', '__page', '__page_size', '__readable', '__range_header', '__range_header_name', '__cursor', '__format'])
 
 /** A 400 naming the bad input; for field paths the message lists the accepted names too (SPEC §2.3). */
-function unknownField (name: string, validFields: readonly string[], listed = false): Error {
+export function unknownField (name: string, validFields: readonly string[], listed = false): Error {
   const names = listed ? ` Valid names: ${validFields.join(', ')}.` : ''
   return withBody(new TABLECRUD_ERR_QS_UNKNOWN_FIELD(name, names), { validFields })
 }
 
 /** One value of a parameter that may not repeat; a repeat is a 400. */
-function single (key: string, value: string | string[] | undefined): string | undefined {
+export function single (key: string, value: string | string[] | undefined): string | undefined {
   if (Array.isArray(value)) {
     if (value.length > 1) throw new TABLECRUD_ERR_QS_REPEATED(key)
     return value[0]
@@ -113,7 +114,7 @@ function single (key: string, value: string | string[] | undefined): string | un
 }
 
 /** A parameter the client sent: an own key only, never one a polluted prototype lends. */
-function own (raw: RawQuery, key: string): string | string[] | undefined {
+export function own (raw: RawQuery, key: string): string | string[] | undefined {
   return Object.hasOwn(raw, key) ? raw[key] : undefined
 }
 
@@ -122,11 +123,11 @@ function all (value: string | string[] | undefined): string[] {
 }
 
 /** The comma-separated and repeated items of `__order` and `__visible_fields`, blanks dropped. */
-function items (value: string | string[] | undefined): string[] {
+export function items (value: string | string[] | undefined): string[] {
   return all(value).flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '')
 }
 
-function flag (key: string, value: string | string[] | undefined): boolean {
+export function flag (key: string, value: string | string[] | undefined): boolean {
   const text = single(key, value)
   if (text === undefined) return false
   const parsed = parseBoolean(text)
@@ -135,7 +136,7 @@ function flag (key: string, value: string | string[] | undefined): boolean {
 }
 
 /** Resolves `__visible_fields`/`__order` names: unknown is a 400 with the valid names, too deep a join another. */
-function field (ctx: QueryContext, name: string): FieldPath {
+export function field (ctx: QueryContext, name: string): FieldPath {
   const found = ctx.fields.get(name)
   if (found !== undefined) return found
   // A path through a ForeignKey that is valid as far as maxJoins allows only goes too deep.
@@ -152,7 +153,7 @@ function parseFields (ctx: QueryContext, value: string | string[] | undefined): 
   return [...new Set(names)].map((name) => field(ctx, name))
 }
 
-function parseOrder (ctx: QueryContext, value: string | string[] | undefined): OrderBy[] {
+function parseOrder (ctx: QueryContext, value: string | string[] | undefined, searching = false): OrderBy[] {
   const order: OrderBy[] = []
   for (const item of items(value)) {
     const descending = item.startsWith('-')
@@ -161,7 +162,8 @@ function parseOrder (ctx: QueryContext, value: string | string[] | undefined): O
   const pk = ctx.table.primaryKey.name
   // A secret key is no field a client may name, but the rows are still ordered by it.
   const key = ctx.fields.get(pk) ?? { name: pk, joins: [], table: ctx.table, column: ctx.table.primaryKey }
-  if (order.length === 0) order.push({ field: key, descending: true })
+  // A search without __order lists the most relevant first (SPEC §8.4), the key breaking ties.
+  if (order.length === 0) order.push(searching ? { field: searchFields(ctx.table).rank, descending: true } : { field: key, descending: true })
   // The primary key is always the last sort key, so pages are stable (SPEC §6.6).
   if (!order.some((o) => o.field.joins.length === 0 && o.field.column.name === pk)) {
     order.push({ field: key, descending: false })
@@ -169,7 +171,7 @@ function parseOrder (ctx: QueryContext, value: string | string[] | undefined): O
   return order
 }
 
-function positive (key: string, value: string | string[] | undefined, fallback: number, max: number): number {
+export function positive (key: string, value: string | string[] | undefined, fallback: number, max: number): number {
   const text = single(key, value)
   if (text === undefined) return fallback
   const n = parseInteger(text)
@@ -181,7 +183,7 @@ function positive (key: string, value: string | string[] | undefined, fallback: 
  * The filters of GET `/`, `/count/` and bulk DELETE (SPEC §2.3, §6.7). Control parameters are
  * passed over here: GET `/` parses them, `/count/` ignores them.
  */
-function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
+function parseFilters (ctx: QueryContext, raw: RawQuery, control: ReadonlySet<string> = CONTROL): Filter[] {
   const operators = new Map<string, Operator>()
   const matches = new Map<string, MatchType>()
   const values = new Map<string, string[]>()
@@ -192,12 +194,14 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     return field
   }
   const trees: Array<{ key: '__or' | '__and', text: string }> = []
+  const search = parseSearch(ctx.table, own(raw, '__search'))
   for (const key of Object.keys(raw)) {
     const value = raw[key]
+    if (key === '__search') continue
     if (key === '__or' || key === '__and') {
       for (const text of all(value)) trees.push({ key, text })
     } else if (key.startsWith('__')) {
-      if (!CONTROL.has(key)) throw unknownField(key, validFields)
+      if (!control.has(key)) throw unknownField(key, validFields)
     } else if (key.endsWith('__operator')) {
       const name = key.slice(0, -'__operator'.length)
       const { column } = fieldOf(name)
@@ -237,7 +241,7 @@ function parseFilters (ctx: QueryContext, raw: RawQuery): Filter[] {
     const parsed = nullCheck ? [] : texts.map((text) => parseValue(field, text))
     filters.push({ kind, field, column, operator, match, values: parsed, negated: false })
   }
-  return [...filters, ...parseTrees(ctx, trees)]
+  return [...(search === null ? [] : [search]), ...filters, ...parseTrees(ctx, trees)]
 }
 
 /**
@@ -256,10 +260,8 @@ const HEADER_TEXT = /^[\t\x20-\x7e\x80-\xff]*$/
 /** GET `/` (and bulk DELETE, which ignores the control part). */
 export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
   const filters = parseFilters(ctx, raw)
-  const name = single('__range_header_name', own(raw, '__range_header_name'))
-  if (name?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('__range_header_name')
-  if (name !== undefined && !HEADER_TEXT.test(name)) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(name), '__range_header_name', 'header value')
-  const order = parseOrder(ctx, own(raw, '__order'))
+  const rangeHeaderName = parseRangeHeaderName(ctx, raw)
+  const order = parseOrder(ctx, own(raw, '__order'), filters.some(isSearch))
   const binding = bindingOf(ctx, filters, order)
   const format = single('__format', own(raw, '__format'))
   if (format !== undefined && !FORMATS.has(format)) throw new TABLECRUD_ERR_QS_INVALID_FORMAT()
@@ -274,8 +276,16 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
     page: positive('__page', own(raw, '__page'), 1, 2147483647),
     pageSize: positive('__page_size', own(raw, '__page_size'), ctx.pageSize, ctx.maxPageSize),
     rangeHeader: flag('__range_header', own(raw, '__range_header')),
-    rangeHeaderName: name === undefined || name === '' ? ctx.table.name : name
+    rangeHeaderName
   }
+}
+
+/** `__range_header_name`: header text, default the table's name. */
+export function parseRangeHeaderName (ctx: QueryContext, raw: RawQuery): string {
+  const name = single('__range_header_name', own(raw, '__range_header_name'))
+  if (name?.includes('\0')) throw new TABLECRUD_ERR_QS_INVALID_STRING('__range_header_name')
+  if (name !== undefined && !HEADER_TEXT.test(name)) throw new TABLECRUD_ERR_QS_INVALID_VALUE(JSON.stringify(name), '__range_header_name', 'header value')
+  return name === undefined || name === '' ? ctx.table.name : name
 }
 
 /**
@@ -301,8 +311,8 @@ function parseCursor (ctx: QueryContext, raw: RawQuery, binding: string, length:
 }
 
 /** GET `/count/` and bulk DELETE: the filters only; control parameters are not validated (SPEC §6.12). */
-export function parseFilterQuery (ctx: QueryContext, raw: RawQuery): Filter[] {
-  return parseFilters(ctx, raw)
+export function parseFilterQuery (ctx: QueryContext, raw: RawQuery, control?: ReadonlySet<string>): Filter[] {
+  return parseFilters(ctx, raw, control)
 }
 
 /** GET `/:id/`: `__visible_fields` and `__readable`; filter parameters are ignored (SPEC §2.4). */

@@ -175,7 +175,7 @@ class TreeParser {
  * The trees of `__or` and `__and` (each may repeat; every tree holds, SPEC §8.2), or a 400
  * `TABLECRUD_ERR_QS_INVALID_TREE` quoting the offending part and its offset.
  */
-export function parseTrees (ctx: TreeContext, trees: ReadonlyArray<{ readonly key: '__or' | '__and', readonly text: string }>): FilterTree[] {
+export function parseTrees (ctx: TreeContext, trees: ReadonlyArray<{ readonly key: '__or' | '__and' | '__having', readonly text: string }>): FilterTree[] {
   let conditions = 0
   return trees.map(({ key, text }) => {
     const parser = new TreeParser(ctx, key, text)

@@ -6,7 +6,10 @@ import type { SelectStatement, Shape, Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params, Values } from './params.js'
 import { relatedRows } from './related.js'
+import { rankSql } from './search.js'
 import { filtersKey, likeEscape, where } from './where.js'
+import { searchText } from '../query/search.js'
+import { RANK } from '../table/search.js'
 
 export { whereClause } from './where.js'
 
@@ -25,7 +28,7 @@ export function readableSql (readable: Readable, alias: string): string {
 }
 
 /** LEFT JOINs for ForeignKey paths, one alias per distinct path. */
-class Joins {
+export class Joins {
   private readonly aliases = new Map<string, string>()
   private readonly clauses: string[] = []
 
@@ -98,8 +101,17 @@ function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath
   return { list, shape: { paths, aliases, sources, flat, key: paths.map((p) => p.join('.')).join(',') } }
 }
 
-function orderBy (order: ListQuery['order'], joins: Joins): string {
-  return order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')
+/**
+ * The SQL of a sort key: a column of the rows or a join, or the relevance of `__search`, whose
+ * query is a parameter fetched from the input's filters (SPEC §8.4).
+ */
+function sortKey<I extends { readonly filters: readonly Filter[] }> (table: Table, field: FieldPath, joins: Joins, params: Params<I>): string {
+  if (field.column === RANK) return rankSql(table, params.add((input) => searchText(input.filters)))
+  return `${joins.alias(field.joins)}.${quoteIdent(field.column.name)}`
+}
+
+function orderBy<I extends { readonly filters: readonly Filter[] }> (table: Table, order: ListQuery['order'], joins: Joins, params: Params<I>): string {
+  return order.map((o) => `${sortKey(table, o.field, joins, params)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')
 }
 
 /** A cached statement: its text, the shape of its rows, and how to fetch its values from an input. */
@@ -116,7 +128,7 @@ const MAX_SHAPES = 1000
  * depends on the columns, operators, filter kinds, fields, order and flags of a query, never
  * on its values, so a shape seen before reuses its text and only fetches the values.
  */
-function shapeCache<I> (): (ctx: QueryContext, key: string, build: () => Cached<I>) => Cached<I> {
+export function shapeCache<I> (): (ctx: QueryContext, key: string, build: () => Cached<I>) => Cached<I> {
   const byContext = new WeakMap<QueryContext, Map<string, Cached<I>>>()
   return (ctx, key, build) => {
     let byKey = byContext.get(ctx)
@@ -137,7 +149,7 @@ const listCache = shapeCache<Page>()
 const countCache = shapeCache<readonly Filter[]>()
 const singleCache = shapeCache<unknown>()
 
-const NO_SHAPE: Shape = Object.freeze({ paths: [], aliases: [], sources: [], flat: true, key: '' })
+export const NO_SHAPE: Shape = Object.freeze({ paths: [], aliases: [], sources: [], flat: true, key: '' })
 
 function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): string {
   return `${fields === null ? '*' : fields.map((f) => f.name).join(',')}|${readable}`
@@ -156,7 +168,7 @@ function listParts<I extends { readonly filters: readonly Filter[] }> (ctx: Quer
 { list: string, shape: Shape, joins: Joins, order: string, filter: string } {
   const joins = new Joins()
   const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-  const order = orderBy(query.order, joins)
+  const order = orderBy(ctx.table, query.order, joins, params)
   const filter = where(params, query.filters, (input) => input.filters)
   return { list, shape, joins, order, filter }
 }
@@ -207,7 +219,7 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
   const { text, shape, params } = keysetCache(ctx, key, () => {
     const params = new Params<Keyset>()
     const { list, shape, joins, order, filter } = listParts(ctx, query, params)
-    const columns = query.order.map((o) => `${joins.alias(o.field.joins)}.${quoteIdent(o.field.column.name)}`)
+    const columns = query.order.map((o) => sortKey(ctx.table, o.field, joins, params))
     const keys = columns.map((c, i) => `${c}::text AS ${sortKeyAlias(i)}`).join(', ')
     let seek = ''
     if (after !== null) {

@@ -4,9 +4,9 @@ import { typeOf } from '../table/column-types.js'
 import { MATCHES, OPERATORS } from '../table/operators.js'
 import type { TableColumn } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
-import { quoteIdent } from './identifier.js'
 import { Params } from './params.js'
 import { relatedRows } from './related.js'
+import { conditionColumn, matchSql } from './search.js'
 
 /** `%`, `_` and `\` are literal in a match value (SPEC §2.3). */
 export function likeEscape (value: string): string {
@@ -35,7 +35,8 @@ const CONDITION_SQL = {
   },
   null: (column, condition) => `${column} ${OPERATORS[condition.operator].sql}`,
   // One array parameter whatever the count: the text, and its prepared statement, never depend on it.
-  list: (column, condition, value, type) => `${column} ${OPERATORS[condition.operator].sql}(${value((c) => c.values)}::${type})`
+  list: (column, condition, value, type) => `${column} ${OPERATORS[condition.operator].sql}(${value((c) => c.values)}::${type})`,
+  search: (column, condition, value) => matchSql(condition.field, condition.column, column, value((c) => c.values[0]))
 } as const satisfies Record<FilterKind, (column: string, condition: Condition, value: Placeholder, arrayType: string) => string>
 
 /**
@@ -88,7 +89,7 @@ class WhereWriter<I> {
 
   private condition ({ condition, address }: Placed, alias: string): string {
     const value: Placeholder = (fetch) => this.params.add((input) => fetch(at(this.filtersOf(input), address) as Condition))
-    return CONDITION_SQL[condition.kind](`${alias}.${quoteIdent(condition.column.name)}`, condition, value, arrayType(condition.column))
+    return CONDITION_SQL[condition.kind](conditionColumn(condition.field, condition.column, alias), condition, value, arrayType(condition.column))
   }
 
   /** A tree (SPEC §8.2): each condition on its own (its own EXISTS), joined by the tree's logic. */

@@ -18,9 +18,10 @@ export type Filtering = 'ordered' | 'equality' | 'containment' | 'presence'
 /**
  * What a filter does with its operator: `compare` one value, `null` test (no value), `list`
  * one of several values. The parser refines `compare` by column: a text column's `e` becomes
- * `like`, an array column's `e`/`ne` becomes `contains`.
+ * `like`, an array column's `e`/`ne` becomes `contains`. `search` matches a text column's
+ * words against a websearch query (SPEC §8.4).
  */
-export type OperatorKind = 'compare' | 'null' | 'list'
+export type OperatorKind = 'compare' | 'null' | 'list' | 'search'
 
 /** How many values an operator takes: none (`is_null`), one, or a list (`in`). */
 export type Arity = 'none' | 'one' | 'many'
@@ -32,28 +33,33 @@ export interface OperatorSpec {
   /** The SQL operator written between the column and its value (or after the column, for null checks). */
   readonly sql: string
   readonly arity: Arity
+  /** Only text columns (varchar, text, email) take it, whatever their filtering. */
+  readonly textOnly: boolean
 }
 
 const ALL: readonly Filtering[] = ['ordered', 'equality', 'containment', 'presence']
 const EQUAL: readonly Filtering[] = ['ordered', 'equality', 'containment']
 const ORDER: readonly Filtering[] = ['ordered']
 const LIST: readonly Filtering[] = ['ordered', 'equality']
+const TEXT: readonly Filtering[] = ['equality']
 
-export type Operator = 'e' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'is_null' | 'not_null' | 'in' | 'not_in'
+export type Operator = 'e' | 'ne' | 'lt' | 'lte' | 'gt' | 'gte' | 'is_null' | 'not_null' | 'in' | 'not_in' | 'search'
 
 /** Every filter operator, in the order documents list them. */
 export const OPERATORS = Object.freeze({
-  e: { kind: 'compare', appliesTo: EQUAL, sql: '=', arity: 'one' },
-  ne: { kind: 'compare', appliesTo: EQUAL, sql: '<>', arity: 'one' },
-  lt: { kind: 'compare', appliesTo: ORDER, sql: '<', arity: 'one' },
-  lte: { kind: 'compare', appliesTo: ORDER, sql: '<=', arity: 'one' },
-  gt: { kind: 'compare', appliesTo: ORDER, sql: '>', arity: 'one' },
-  gte: { kind: 'compare', appliesTo: ORDER, sql: '>=', arity: 'one' },
-  is_null: { kind: 'null', appliesTo: ALL, sql: 'IS NULL', arity: 'none' },
-  not_null: { kind: 'null', appliesTo: ALL, sql: 'IS NOT NULL', arity: 'none' },
+  e: { kind: 'compare', appliesTo: EQUAL, sql: '=', arity: 'one', textOnly: false },
+  ne: { kind: 'compare', appliesTo: EQUAL, sql: '<>', arity: 'one', textOnly: false },
+  lt: { kind: 'compare', appliesTo: ORDER, sql: '<', arity: 'one', textOnly: false },
+  lte: { kind: 'compare', appliesTo: ORDER, sql: '<=', arity: 'one', textOnly: false },
+  gt: { kind: 'compare', appliesTo: ORDER, sql: '>', arity: 'one', textOnly: false },
+  gte: { kind: 'compare', appliesTo: ORDER, sql: '>=', arity: 'one', textOnly: false },
+  is_null: { kind: 'null', appliesTo: ALL, sql: 'IS NULL', arity: 'none', textOnly: false },
+  not_null: { kind: 'null', appliesTo: ALL, sql: 'IS NOT NULL', arity: 'none', textOnly: false },
   // One array parameter whatever the count of values: the text never depends on it.
-  in: { kind: 'list', appliesTo: LIST, sql: '= ANY', arity: 'many' },
-  not_in: { kind: 'list', appliesTo: LIST, sql: '<> ALL', arity: 'many' }
+  in: { kind: 'list', appliesTo: LIST, sql: '= ANY', arity: 'many', textOnly: false },
+  not_in: { kind: 'list', appliesTo: LIST, sql: '<> ALL', arity: 'many', textOnly: false },
+  // The column's words (to_tsvector) against a websearch query, both read by the table's search config.
+  search: { kind: 'search', appliesTo: TEXT, sql: '@@', arity: 'one', textOnly: true }
 } as const satisfies Record<Operator, OperatorSpec>)
 
 /** The operator names, in order. */
@@ -85,17 +91,18 @@ export function isMatchType (name: string): name is MatchType {
   return Object.hasOwn(MATCHES, name)
 }
 
-const takenBy = (filtering: Filtering): readonly Operator[] =>
-  Object.freeze(OPERATOR_NAMES.filter((op) => OPERATORS[op].appliesTo.includes(filtering)))
+const takenBy = (filtering: Filtering, text: boolean): readonly Operator[] =>
+  Object.freeze(OPERATOR_NAMES.filter((op) => OPERATORS[op].appliesTo.includes(filtering) && (text || !OPERATORS[op].textOnly)))
 
+/** Per filtering, the operators of other columns and of text columns (which also take the text-only ones). */
 const BY_FILTERING = {
-  ordered: takenBy('ordered'),
-  equality: takenBy('equality'),
-  containment: takenBy('containment'),
-  presence: takenBy('presence')
-} as const satisfies Record<Filtering, readonly Operator[]>
+  ordered: [takenBy('ordered', false), takenBy('ordered', true)],
+  equality: [takenBy('equality', false), takenBy('equality', true)],
+  containment: [takenBy('containment', false), takenBy('containment', true)],
+  presence: [takenBy('presence', false), takenBy('presence', true)]
+} as const satisfies Record<Filtering, readonly [readonly Operator[], readonly Operator[]]>
 
-/** The operators a filtering takes, in order (frozen, one list per filtering). */
-export function operatorsOf (filtering: Filtering): readonly Operator[] {
-  return BY_FILTERING[filtering]
+/** The operators a filtering takes, in order (frozen, one list per filtering), with the text-only ones for a text column. */
+export function operatorsOf (filtering: Filtering, text = false): readonly Operator[] {
+  return BY_FILTERING[filtering][text ? 1 : 0]
 }

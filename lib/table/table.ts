@@ -1,5 +1,6 @@
 import { isColumnType, typeOf } from './column-types.js'
 import { column as col, type AnyColumn, type Column, type ColumnSpec, type ValueOf, type WriteOf } from './column.js'
+import { parseSearch, type Search, type SearchOptions } from './search.js'
 
 export interface TableColumn extends ColumnSpec {
   readonly name: string
@@ -21,6 +22,8 @@ export interface TableOptions {
    * the second's; `true` names each after the other side's table.
    */
   junction?: true | { related: [string, string] }
+  /** Full-text search over these text columns (SPEC §8.4): `__search`, and the GIN index `createTables` makes. */
+  search?: SearchOptions
 }
 
 /** A junction's two ForeignKeys, in declaration order, and the relation name each side gets (null: the other table's name). */
@@ -42,6 +45,8 @@ export interface Table<C extends Record<string, AnyColumn> = Record<string, AnyC
   readonly helpText: string | null
   /** Set when the table is a many-to-many junction. */
   readonly junction: Junction | null
+  /** Full-text search (SPEC §8.4), or null when the table has none. */
+  readonly search: Search | null
   /** Type-level only: the columns as declared. */
   readonly __columns?: C
 }
@@ -136,6 +141,13 @@ function parseJunction (table: string, columns: readonly TableColumn[], junction
   return Object.freeze({ keys: pair, related: [relationName(table, null, related[0]), relationName(table, null, related[1])] as const })
 }
 
+function checkSearch (table: string, columns: ReadonlyMap<string, TableColumn>, option: TableOptions['search']): Search | null {
+  if (option === undefined) return null
+  const search = parseSearch(columns, option)
+  if (typeof search === 'string') throw new DefinitionError(table, null, search)
+  return search
+}
+
 function parseReadable (table: string, columns: ReadonlyMap<string, TableColumn>, readable: TableOptions['readable'], primaryKey: string): Readable {
   const spec = readable === undefined
     ? { template: '%s', columns: [primaryKey] }
@@ -183,7 +195,8 @@ export function defineTable<C extends Record<string, AnyColumn>> (name: string, 
     primaryKey,
     readable: parseReadable(name, columnMap, options.readable, primaryKey.name),
     helpText: options.helpText ?? null,
-    junction: parseJunction(name, list, options.junction)
+    junction: parseJunction(name, list, options.junction),
+    search: checkSearch(name, columnMap, options.search)
   })
   registry.add(table)
   return table

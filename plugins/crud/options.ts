@@ -24,7 +24,7 @@ export type Validator<T extends Table = Table> = (crud: Crud<T>, request: Fastif
 
 export const OPERATIONS = [
   'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
-  'deleteAll', 'patchAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount', 'storeFile', 'getFileUrl'
+  'deleteAll', 'patchAll', 'getReferences', 'getIds', 'getNew', 'getSchema', 'getCount', 'storeFile', 'getFileUrl', 'getAggregate'
 ] as const
 export type Operation = Exclude<typeof OPERATIONS[number], 'every'>
 
@@ -89,6 +89,12 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   cursorSecret?: string
   /** Storages of this table's media columns: adds POST `/media/` and GET `/media/url/` (SPEC §5.8). */
   mediaStorage?: readonly MediaStorage[]
+  /**
+   * GET `/aggregate/`: counts, sums, averages, minima and maxima of groups (SPEC §8.3). Default
+   * false, since an aggregate may scan the whole table: `/aggregate/` then answers 405 with an
+   * empty `Allow`.
+   */
+  aggregates?: boolean
   /** Largest file POST `/media/` takes, in bytes; larger is a 413. Default 10485760 (10 MiB). */
   mediaMaxBytes?: number
   /**
@@ -130,6 +136,7 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     nestedWrites: nestedWrites(options.nestedWrites),
     excludeSecrets: bool('excludeSecrets', true),
     requireIfMatch: bool('requireIfMatch', false),
+    aggregates: bool('aggregates', false),
     pageSize: int('pageSize', 15, 1),
     maxPageSize: int('maxPageSize', 1000, 1),
     maxJoins: int('maxJoins', 0, 0),

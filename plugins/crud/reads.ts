@@ -115,8 +115,13 @@ async function contentRange (c: CrudContext, reply: FastifyReply, query: ListQue
   const total = windowed
     ? Number(rows[0]![TOTAL])
     : rows.length === 0 && offset === 0 && c.options.countMode === 'exact' ? 0 : (await countRows(c, query.filters)).count
-  const last = rows.length > 0 ? offset + rows.length - 1 : offset
-  reply.header('content-range', `${query.rangeHeaderName} ${offset}-${last}/${total}`)
+  setContentRange(reply, query.rangeHeaderName, offset, rows.length, total)
+}
+
+/** `Content-Range: <name> <first>-<last>/<total>` for a page of `length` rows from `offset`, listed in Access-Control-Expose-Headers (SPEC §6.20). */
+export function setContentRange (reply: FastifyReply, name: string, offset: number, length: number, total: number): void {
+  const last = length > 0 ? offset + length - 1 : offset
+  reply.header('content-range', `${name} ${offset}-${last}/${total}`)
   const exposed = String(reply.getHeader('access-control-expose-headers') ?? '')
   const names = exposed.split(',').map((s) => s.trim()).filter(Boolean)
   if (!names.some((n) => n.toLowerCase() === 'content-range')) reply.header('access-control-expose-headers', [...names, 'Content-Range'].join(', '))

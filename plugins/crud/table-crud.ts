@@ -8,6 +8,7 @@ import { crudContext } from './context.js'
 import { helperRoutes } from './helpers.js'
 import { mediaRoutes } from './media.js'
 import { checkOptions, type TableCrudOptions } from './options.js'
+import { aggregateRoutes } from './aggregate.js'
 import { readRoutes } from './reads.js'
 import { beyondRoutes, notAllowed } from './routing.js'
 import { writeRoutes } from './writes.js'
@@ -47,6 +48,7 @@ export const tableCrud: TableCrudPlugin = async function tableCrud (fastify, raw
 
   readRoutes(c)
   helperRoutes(c)
+  aggregateRoutes(c)
   const writable = !options.readOnly
   notAllowed(fastify, '/', writable ? ['POST', ...(options.allowBulkUpdate ? ['PATCH' as const] : []), ...(options.allowBulkDelete ? ['DELETE' as const] : [])] : [])
   notAllowed(fastify, '/:id/', writable ? ['PUT', 'PATCH', 'DELETE'] : [])

@@ -5,6 +5,8 @@ import { column, defineTable, type ColumnSpec, type Table } from '../../../lib/t
 const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']
 const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
 const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
+/** Text columns also take `search` (SPEC §8.4), which only they take. */
+const TEXT = [...UNORDERED, 'search']
 
 const country = defineTable('fq_country', {
   code: column.varchar({ length: 2, primaryKey: true }),
@@ -20,7 +22,7 @@ const person = defineTable('fq_person', {
 })
 
 t.test('the operator and match type lists', async (t) => {
-  t.strictSame(OPERATORS, ORDERED)
+  t.strictSame(OPERATORS, [...ORDERED, 'search'])
   t.strictSame(MATCH_TYPES, ['contains', 'exact', 'starts', 'ends'])
   t.ok(Object.isFrozen(OPERATORS))
   t.ok(Object.isFrozen(MATCH_TYPES))
@@ -35,9 +37,9 @@ t.test('operatorsFor and isText, per column type', async (t) => {
     ['timestamp', column.timestamp(), ORDERED, false],
     ['foreignKey', column.foreignKey(country), ORDERED, false],
     ['boolean', column.boolean(), UNORDERED, false],
-    ['varchar', column.varchar({ length: 3 }), UNORDERED, true],
-    ['text', column.text(), UNORDERED, true],
-    ['email', column.email(), UNORDERED, true],
+    ['varchar', column.varchar({ length: 3 }), TEXT, true],
+    ['text', column.text(), TEXT, true],
+    ['email', column.email(), TEXT, true],
     ['array of integer', column.array(column.integer()), CONTAINS, false],
     ['array of text', column.array(column.text()), CONTAINS, false],
     ['array of arrays of timestamps', column.array(column.array(column.timestamp())), CONTAINS, false]

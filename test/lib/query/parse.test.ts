@@ -143,7 +143,8 @@ t.test('every operator on every column type, with a value', async (t) => {
     for (const op of OPERATORS) {
       const label = `${c.name}__operator=${op}`
       // in and not_in (SPEC §7.6) apply to every column but arrays.
-      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
+      // search (SPEC §8.4) applies to text columns only.
+      const applicable = op === 'search' ? c.isText : c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
       const nullCheck = op === 'is_null' || op === 'not_null'
       const run = (): FilterSummary[] => filters({ [c.name]: c.text, [`${c.name}__operator`]: op })
       if (applicable) {
@@ -160,7 +161,8 @@ t.test('an operator without a value: a 400, except is_null and not_null', async 
     for (const op of OPERATORS) {
       const label = `${c.name}__operator=${op} alone`
       // in and not_in (SPEC §7.6) apply to every column but arrays.
-      const applicable = c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
+      // search (SPEC §8.4) applies to text columns only.
+      const applicable = op === 'search' ? c.isText : c.ordered || ['e', 'ne', 'is_null', 'not_null'].includes(op) || (c.type !== 'array' && ['in', 'not_in'].includes(op))
       const run = (): FilterSummary[] => filters({ [`${c.name}__operator`]: op })
       if (!applicable) {
         t.strictSame(caught(run), bad('QS_OPERATOR_NOT_APPLICABLE', `The operator ${op} does not apply to ${c.name} (type ${c.type}).`), label)
@@ -189,16 +191,16 @@ t.test('the default comparison of each column type', async (t) => {
 
 t.test('unknown operators and match types', async (t) => {
   const cases: Array<[Record<string, string>, Failure]> = [
-    [{ rating__operator: 'eq' }, bad('QS_UNKNOWN_OPERATOR', '"eq" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
-    [{ rating__operator: 'LT' }, bad('QS_UNKNOWN_OPERATOR', '"LT" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
-    [{ rating__operator: '' }, bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.')],
+    [{ rating__operator: 'eq' }, bad('QS_UNKNOWN_OPERATOR', '"eq" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in, search.')],
+    [{ rating__operator: 'LT' }, bad('QS_UNKNOWN_OPERATOR', '"LT" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in, search.')],
+    [{ rating__operator: '' }, bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in, search.')],
     [{ name: 'x', name__match: 'regex' }, bad('QS_UNKNOWN_MATCH', '"regex" is not a match type: use one of contains, exact, starts, ends.')],
     [{ name: 'x', name__match: 'EXACT' }, bad('QS_UNKNOWN_MATCH', '"EXACT" is not a match type: use one of contains, exact, starts, ends.')],
     [{ name: 'x', name__match: '' }, bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.')]
   ]
   for (const [query, expected] of cases) t.strictSame(caught(() => filters(query)), expected, JSON.stringify(query))
   // A parameter with no value at all (an empty list) is no operator or match type either.
-  t.strictSame(caught(() => filters({ rating__operator: [] })), bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.'))
+  t.strictSame(caught(() => filters({ rating__operator: [] })), bad('QS_UNKNOWN_OPERATOR', '"" is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in, search.'))
   t.strictSame(caught(() => filters({ name: 'x', name__match: [] })), bad('QS_UNKNOWN_MATCH', '"" is not a match type: use one of contains, exact, starts, ends.'))
   t.strictSame(filters({ name: [] }), [], 'nor a filter value')
 })
@@ -581,7 +583,7 @@ t.test('prototype keys as field names and as values: a 400, never a crash', asyn
     t.strictSame(caught(() => parseSingleQuery(ctx, raw({ __visible_fields: name }))), unknownPath(name, FIELDS), `single: __visible_fields=${name}`)
     t.strictSame(
       caught(() => filters({ rating__operator: name })),
-      bad('QS_UNKNOWN_OPERATOR', `${JSON.stringify(name)} is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in.`),
+      bad('QS_UNKNOWN_OPERATOR', `${JSON.stringify(name)} is not an operator: use one of e, ne, lt, lte, gt, gte, is_null, not_null, in, not_in, search.`),
       `rating__operator=${name}`
     )
     t.strictSame(

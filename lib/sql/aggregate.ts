@@ -1,0 +1,133 @@
+import type { Aggregate, AggregateQuery, GroupKey, Output } from '../query/aggregate.js'
+import type { Filter, FilterTree, QueryContext } from '../query/parse.js'
+import { filtersKey } from '../query/filter.js'
+import { forwardOf } from '../table/relations.js'
+import { targetOf } from '../table/table.js'
+import type { Statement } from '../table/statement.js'
+import { quoteIdent, quoteLiteral } from './identifier.js'
+import { Params } from './params.js'
+import { relatedRows } from './related.js'
+import { Joins, NO_SHAPE, readableSql, shapeCache, TOTAL } from './select.js'
+import { where } from './where.js'
+
+/*
+ * GET `/aggregate/` (SPEC §8.3) in one statement: the rows filtered (WHERE) and grouped in a
+ * subquery whose columns are the outputs by alias, then `__having` as a WHERE over those
+ * columns, the order, and the page. The text depends on the query's structure only; values,
+ * the page and its size are parameters.
+ */
+
+/** An aggregate statement: its rows hold each output at its alias (and the total when asked for). */
+export interface AggregateStatement extends Statement {
+  readonly offset: number
+  /**
+   * True when the rows hold each output under its wire name, so pg's rows are the response
+   * rows; false when a name passes PostgreSQL's 63-byte limit and rows hold the aliases.
+   */
+  readonly named: boolean
+}
+
+interface Input { readonly filters: readonly Filter[], readonly having: readonly FilterTree[], readonly limit: number, readonly offset: number }
+
+const pageCache = shapeCache<Input>()
+
+/** The SQL of an aggregate; the field's column on its join, or every row for `count`. */
+function aggregateSql (aggregate: Aggregate, joins: Joins): string {
+  const { fn, field, kind } = aggregate
+  if (field === null) return 'count(*)'
+  const column = `${joins.alias(field.joins)}.${quoteIdent(field.column.name)}`
+  const sql = fn === 'count_distinct' ? `count(DISTINCT ${column})` : `${fn}(${column})`
+  // avg and sum of integers and floats go out as JSON numbers: a float8 says so to pg.
+  return kind === 'float' ? `(${sql})::float8` : sql
+}
+
+/**
+ * A group key's SQL: its column, truncated as asked. A timestamptz is truncated in UTC, not
+ * in the session's zone; a truncated date stays a date.
+ */
+function groupSql (group: GroupKey, joins: Joins): string {
+  const column = `${joins.alias(group.field.joins)}.${quoteIdent(group.field.column.name)}`
+  if (group.truncate === null) return column
+  const unit = quoteLiteral(group.truncate)
+  switch (group.field.column.type) {
+    case 'timestamptz': return `date_trunc(${unit}, ${column}, 'UTC')`
+    case 'date': return `date_trunc(${unit}, ${column})::date`
+    default: return `date_trunc(${unit}, ${column})`
+  }
+}
+
+/**
+ * The readable representation of the row a ForeignKey group key points at (SPEC §2.12), NULL
+ * for none, read through `relatedRows` like every join, so a row scope applies here too.
+ */
+function readableOf (group: GroupKey, joins: Joins, index: number): string {
+  const { table, column } = group.field
+  const target = targetOf(table, column)
+  const alias = `x${index}`
+  const { from, on } = relatedRows(forwardOf(table, column), joins.alias(group.field.joins), alias)
+  return `(SELECT ${readableSql(target.readable, alias)} FROM ${from} WHERE ${on})`
+}
+
+/** The grouped rows, each output at its alias, with the WHERE of the filters. */
+function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input>): string {
+  const joins = new Joins()
+  const list: string[] = []
+  const keys: string[] = []
+  query.groups.forEach((group, i) => {
+    const key = groupSql(group, joins)
+    keys.push(key)
+    list.push(`${key} AS ${quoteIdent(group.alias)}`)
+    if (group.readable !== null) list.push(`${readableOf(group, joins, i)} AS ${quoteIdent(group.readable.alias)}`)
+  })
+  for (const aggregate of query.aggregates) list.push(`${aggregateSql(aggregate, joins)} AS ${quoteIdent(aggregate.alias)}`)
+  const filter = where(params, query.filters, (input) => input.filters)
+  const groupBy = keys.length === 0 ? '' : ` GROUP BY ${keys.join(', ')}`
+  return `SELECT ${list.join(', ')} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${groupBy}`
+}
+
+const outputsKey = (outputs: readonly Output[]): string => outputs.map((o) => o.name).join(',')
+
+/** Every output of the rows, in order: each key (and its readable), then each aggregate. */
+export function outputsOf (query: AggregateQuery): Output[] {
+  return [...query.groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...query.aggregates]
+}
+
+/** The outer select list: each output under its wire name, unless one is too long for PostgreSQL. */
+function outerList (query: AggregateQuery): { list: string, named: boolean } {
+  const outputs = outputsOf(query)
+  const named = outputs.every((o) => Buffer.byteLength(o.name) <= 63)
+  return { list: named ? outputs.map((o) => `t0.${quoteIdent(o.alias)} AS ${quoteIdent(o.name)}`).join(', ') : 't0.*', named }
+}
+
+/** What makes the text: outputs, filters, having trees, order (never values). */
+function aggregateKey (query: AggregateQuery): string {
+  const order = query.order.map((o) => (o.descending ? '-' : '') + o.output.name).join(',')
+  return `${outputsKey(query.groups)}|${query.readable}|${outputsKey(query.aggregates)}|${filtersKey(query.filters)}|${filtersKey(query.having)}|${order}`
+}
+
+/** One page of groups, with the number of groups as `__total` when `withTotal`. */
+export function compileAggregate (ctx: QueryContext, query: AggregateQuery, withTotal: boolean): AggregateStatement {
+  const outer = outerList(query)
+  const { text, params } = pageCache(ctx, `aggregate|${withTotal}|${aggregateKey(query)}`, () => {
+    const params = new Params<Input>()
+    const inner = grouped(ctx, query, params)
+    const having = where(params, query.having, (input) => input.having)
+    const order = query.order.length === 0 ? '' : ` ORDER BY ${query.order.map((o) => `t0.${quoteIdent(o.output.alias)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')}`
+    const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
+    const page = ` LIMIT ${params.add((input) => input.limit)} OFFSET ${params.add((input) => input.offset)}`
+    return { text: `SELECT ${outer.list}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
+  })
+  const offset = (query.page - 1) * query.pageSize
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }), offset, named: outer.named })
+}
+
+/** The number of groups an aggregate query has, for the total of an empty page. */
+export function compileAggregateCount (ctx: QueryContext, query: AggregateQuery): Statement {
+  const { text, params } = pageCache(ctx, `aggregate-count|${aggregateKey(query)}`, () => {
+    const params = new Params<Input>()
+    const inner = grouped(ctx, query, params)
+    const having = where(params, query.having, (input) => input.having)
+    return { text: `SELECT count(*) AS count FROM (${inner}) AS t0${having}`, shape: NO_SHAPE, params }
+  })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: 0, offset: 0 }) })
+}
