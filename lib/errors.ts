@@ -32,6 +32,8 @@ export const TABLECRUD_ERR_QS_INVALID_STRING = make('TABLECRUD_ERR_QS_INVALID_ST
 export const TABLECRUD_ERR_QS_INVALID_CURSOR = make('TABLECRUD_ERR_QS_INVALID_CURSOR', "The cursor doesn't match this query.", 400)
 export const TABLECRUD_ERR_QS_CURSOR_WITH_PAGE = make('TABLECRUD_ERR_QS_CURSOR_WITH_PAGE', '__cursor and __page cannot be used together.', 400)
 export const TABLECRUD_ERR_QS_INVALID_TREE = make('TABLECRUD_ERR_QS_INVALID_TREE', '%s: %s at %s.', 400)
+export const TABLECRUD_ERR_QS_INVALID_EMBED_PAGE_SIZE = make('TABLECRUD_ERR_QS_INVALID_EMBED_PAGE_SIZE', '%s must be an integer from 1 to %s.', 400)
+export const TABLECRUD_ERR_QS_ORDER_TO_MANY = make('TABLECRUD_ERR_QS_ORDER_TO_MANY', "%s goes through the to-many relation %s: rows can't be sorted by it; sort the embedded rows with %s.__order.", 400)
 export const TABLECRUD_ERR_QS_INVALID_FORMAT = make('TABLECRUD_ERR_QS_INVALID_FORMAT', '__format must be json, ndjson or csv.', 400)
 
 // Path and route
