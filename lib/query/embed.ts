@@ -2,7 +2,7 @@ import { TABLECRUD_ERR_QS_INVALID_EMBED_PAGE_SIZE, TABLECRUD_ERR_QS_REPEATED, TA
 import { relationsOf, type Relation } from '../table/relations.js'
 import { visibleColumns, type Table } from '../table/table.js'
 import { parseInteger } from '../values/index.js'
-import type { FieldPath } from './fields.js'
+import { visibleRelation, type FieldPath } from './fields.js'
 
 /*
  * Embeds (SPEC §8.1): `__visible_fields` naming a path through a reverse or many-to-many
@@ -132,7 +132,7 @@ export function pathPastMaxJoins (table: Table, name: string, excludeSecrets: bo
   try {
     for (const part of parts.slice(0, -1)) {
       const relation = relationsOf(current).get(part)
-      if (relation === undefined || (excludeSecrets && (relation.column.secret || relation.junction?.far.secret === true))) return false
+      if (relation === undefined || !visibleRelation(relation, excludeSecrets)) return false
       current = relation.to
     }
   } catch {
