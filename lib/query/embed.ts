@@ -88,7 +88,7 @@ function parseOrder (ctx: EmbedContext, path: EmbedPath, texts: readonly string[
 
 function parsePageSize (ctx: EmbedContext, key: string, texts: readonly string[]): number {
   if (texts.length > 1) throw new TABLECRUD_ERR_QS_REPEATED(key)
-  const n = parseInteger(texts[0] ?? '')
+  const n = parseInteger(texts[0]!)
   if (n === undefined || n < 1 || n > ctx.maxEmbedRows) throw new TABLECRUD_ERR_QS_INVALID_EMBED_PAGE_SIZE(key, ctx.maxEmbedRows)
   return n
 }
@@ -106,7 +106,7 @@ export function parseEmbedControls (ctx: EmbedContext, raw: Raw): EmbedControls 
     const path = ctx.embeds.get(match[1]!)
     if (path === undefined) throw unknown(key, [...ctx.embeds.keys()].flatMap((p) => [`${p}.__order`, `${p}.__page_size`]))
     const value = raw[key]
-    const texts = value === undefined ? [] : Array.isArray(value) ? value : [value]
+    const texts = Array.isArray(value) ? value : [String(value)]
     const control = out.get(path.name) ?? { order: null, pageSize: null }
     if (match[2] === '__order') control.order = parseOrder(ctx, path, texts)
     else control.pageSize = parsePageSize(ctx, key, texts)

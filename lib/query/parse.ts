@@ -46,7 +46,7 @@ export interface ListQuery {
   /** `__format` (SPEC §7.5), or null when absent (the Accept header decides). */
   readonly format: ExportFormat | 'json' | null
   /** `<path>.__order` and `<path>.__page_size` of the embeds (SPEC §8.1). */
-  readonly embeds?: EmbedControls
+  readonly embeds: EmbedControls
 }
 
 export type ExportFormat = 'ndjson' | 'csv'

@@ -84,7 +84,7 @@ function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): str
 
 /** The cache key of what a list query filters, selects and orders by. */
 function listKey (query: ListQuery): string {
-  return `${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}|${embedsKey(query.embeds ?? NO_EMBED_CONTROLS)}`
+  return `${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}|${embedsKey(query.embeds)}`
 }
 
 /**
@@ -94,7 +94,7 @@ function listKey (query: ListQuery): string {
 function listParts<I extends { readonly filters: readonly Filter[], readonly embeds: EmbedControls }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
 { list: string, shape: Shape, joins: Joins, order: string, filter: string } {
   const joins = new Joins()
-  const scope = new EmbedScope(params, query.filters, (input) => input.filters, query.embeds ?? NO_EMBED_CONTROLS, (input) => input.embeds, ctx.maxEmbedRows)
+  const scope = new EmbedScope(params, query.filters, (input) => input.filters, query.embeds, (input) => input.embeds, ctx.maxEmbedRows)
   const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
   const order = orderBy(query.order, joins)
   const filter = where(params, query.filters, (input) => input.filters)
@@ -116,7 +116,7 @@ export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boo
     return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset, embeds: query.embeds ?? NO_EMBED_CONTROLS }), shape, offset })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset, embeds: query.embeds }), shape, offset })
 }
 
 /** The alias of the i-th sort key's text, selected beside the row for the next cursor. */
@@ -169,7 +169,7 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
     const text = `SELECT ${list}, ${keys} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${seek} ORDER BY ${order} LIMIT ${params.add((input) => input.limit)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit, embeds: query.embeds ?? NO_EMBED_CONTROLS }), shape, keys: query.order.length })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit, embeds: query.embeds }), shape, keys: query.order.length })
 }
 
 /**
@@ -184,7 +184,7 @@ export function compileExport (ctx: QueryContext, query: ListQuery, limit: numbe
     const cap = limit === null ? '' : ` LIMIT ${params.add((page) => page.limit)}`
     return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0, embeds: query.embeds ?? NO_EMBED_CONTROLS }), shape })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0, embeds: query.embeds }), shape })
 }
 
 function orderKey (order: ListQuery['order']): string {

@@ -30,7 +30,7 @@ const item = defineTable('emb_item', {
   key: column.uuid({ null: true }),
   doc: column.jsonb({ null: true }),
   prices: column.array(column.numeric({ digits: [8, 2] }), { null: true }),
-  times: column.array(column.array(column.timestamp()), { null: true })
+  times: column.array(column.array(column.timestamp({ null: true })), { null: true })
 })
 const WIDE = Array.from({ length: 55 }, (_, i) => `c${i}`)
 const wide = defineTable('emb_wide', {
@@ -43,6 +43,7 @@ const db = await testDatabase(t)
 if (db.embedded) closeIdleConnections(db.pool)
 const app = await buildApp(t, db, TABLES, async (app) => {
   await app.register(tableCrud, { table: owner, prefix: '/owners', maxJoins: 1 })
+  await app.register(tableCrud, { table: owner, prefix: '/deep', maxJoins: 2 })
   await app.register(tableCrud, { table: item, prefix: '/items' })
   await app.register(tableCrud, { table: wide, prefix: '/wides' })
 })
@@ -52,13 +53,13 @@ await db.pool.query("INSERT INTO emb_owner (name) VALUES ('a'), ('b')")
 await db.pool.query("INSERT INTO emb_code (id, label) VALUES (9007199254740993, 'past 2^53')")
 await db.pool.query(`INSERT INTO emb_item (owner, code, price, big, at, at_zone, day, clock, span, ratio, flag, key, doc, prices, times) VALUES
   (1, 9007199254740993, 12.50, 9007199254740993, '2024-05-17 20:00:00.123', '2024-05-17 20:00:00+02', '2024-05-17', '10:11:12.5', '1 day 2 hours', 0.1, true,
-   'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '{"a": [1, null]}', '{1.00,2.50}', '{{"2024-01-01 00:00:00","2024-01-01 00:00:00.000001"}}'),
+   'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', '{"a": [1, null]}', '{1.00,2.50}', '{{"2024-01-01 00:00:00","2024-01-01 00:00:00.000001",NULL}}'),
   (1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)`)
 await db.pool.query(`INSERT INTO emb_wide (owner, ${WIDE.join(', ')}) VALUES (1, ${WIDE.map((_, i) => String(i)).join(', ')})`)
 
 const body = async (url: string): Promise<any> => {
   const response = await app.inject(url)
-  t.equal(response.statusCode, 200, url)
+  t.equal(response.statusCode, 200, `${url}: ${response.body.slice(0, 300)}`)
   return JSON.parse(response.body)
 }
 
@@ -73,6 +74,13 @@ t.test('each embedded value is the value GET / serves for the same row', async (
   const ndjson = await app.inject(`/owners/?id=1&__format=ndjson&__visible_fields=items.${columns.join(',items.')}`)
   t.strictSame(JSON.parse(ndjson.body).items, direct, 'and an NDJSON export')
   t.strictSame((await body('/owners/?id=2&__visible_fields=items.price')).rows, [{ items: [] }])
+})
+
+t.test('a value to put in wire form inside a joined object of an embed', async (t) => {
+  t.strictSame((await body('/deep/1/?__visible_fields=items.code.id,items.code.label')).items, [
+    { code: { id: null, label: null } },
+    { code: { id: '9007199254740993', label: 'past 2^53' } }
+  ])
 })
 
 t.test('a row of more than 50 fields', async (t) => {
