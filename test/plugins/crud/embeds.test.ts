@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
+import { openApi } from '../../../plugins/openapi.js'
 import { requests } from '../../fixtures/movies.js'
 import { film, genre, person, relationalApp, type Row } from '../../fixtures/relational.js'
 
@@ -12,6 +13,7 @@ import { film, genre, person, relationalApp, type Row } from '../../fixtures/rel
  */
 
 const { app, db } = await relationalApp(t, async (app) => {
+  await app.register(openApi, { info: { title: 'Embeds', version: '1.0.0' } })
   await app.register(tableCrud, { table: person, prefix: '/people', maxJoins: 2 })
   await app.register(tableCrud, { table: film, prefix: '/films', maxJoins: 2 })
   await app.register(tableCrud, { table: genre, prefix: '/genres', maxJoins: 2 })
@@ -167,4 +169,34 @@ t.test('every 400 names its part', async (t) => {
   await expectError(t, '/flat/?__visible_fields=hidden.x.y', 400, 'TABLECRUD_ERR_QS_UNKNOWN_FIELD', "hidden.x.y isn't a valid field name. Valid names: id, name, born, mentor.", { validFields: ['id', 'name', 'born', 'mentor'] })
   // /count/ and the filters' parser pass the controls over, as the other control parameters.
   t.equal((await get('/people/count/?films.__page_size=x')).statusCode, 200)
+})
+
+t.test('/schema/ lists embed paths; OpenAPI documents the embedded rows and the dotted parameters', async (t) => {
+  const options = JSON.parse((await get('/people/schema/')).body).extra.visible_fields_options as string[]
+  t.ok(['films.title', 'films.director.name', 'films.genres.name', 'films.awards.name', 'pupils.name'].every((name) => options.includes(name)), 'relation paths within maxJoins')
+  t.notOk(options.includes('films.genres.films.title'), 'not past maxJoins')
+  const document = JSON.parse((await get('/docs/json')).body)
+  const resolve = (schema: any): any => schema.$ref === undefined ? schema : document.components.schemas[String(schema.$ref).split('/').pop()!]
+  // RelPersonRow is mounted thrice with different joins, so the document writes each in place.
+  const row = resolve(resolve(document.paths['/people/{id}/'].get.responses['200'].content['application/json'].schema))
+  t.equal(row.title, 'RelPersonRow')
+  const films = row.properties.films
+  t.equal(films.type, 'array')
+  t.equal(films.items.title, 'RelFilmEmbeddedDepth1', 'a film embedded with one join left')
+  t.same(Object.keys(films.items.properties), ['id', 'title', 'year', 'rating', 'director', 'tags', 'director_readable', 'rel_film_genre', 'genres', 'awards'])
+  t.notOk('budget_note' in films.items.properties, 'no secret column in an embedded row')
+  t.notOk('hidden_awards' in films.items.properties, 'nor a relation through a secret key')
+  t.equal(films.items.properties.genres.items.title, 'RelGenreEmbedded', 'two hops: no relation left inside')
+  t.same(films.items.properties.director.anyOf[1], { $ref: '#/components/schemas/RelPersonJoined' }, 'a ForeignKey inside an embed may hold its joined row')
+  const list = document.paths['/people/'].get.parameters as Array<{ name: string, schema: Record<string, unknown> }>
+  const byName = new Map(list.map((p) => [p.name, p.schema]))
+  t.match(list.find((p) => p.name === 'films.__order'), { description: /^Sorts the embedded films rows: comma-separated columns of theirs \(id, title, year, rating, director, tags\)/ })
+  t.match(byName.get('films.__page_size'), { type: 'integer', minimum: 1, maximum: 100 })
+  t.match(byName.get('films.genres.__page_size'), { maximum: 100 })
+  t.ok(byName.has('pupils.__order'))
+  const single = (document.paths['/people/{id}/'].get.parameters as Array<{ name: string }>).map((p) => p.name)
+  t.ok(single.includes('films.__order') && single.includes('films.__page_size'), 'GET /:id/ takes them too')
+  const shallow = new Map((document.paths['/shallow/'].get.parameters as Array<{ name: string, schema: Record<string, unknown> }>).map((p) => [p.name, p.schema]))
+  t.match(shallow.get('films.__page_size'), { maximum: 1 }, 'capped by the mount\'s maxEmbedRows')
+  t.notOk(shallow.has('films.genres.__order'), 'no embed past maxJoins')
 })
