@@ -59,7 +59,9 @@ const crud = await start('crud')
 const hand = await start('hand')
 
 const results: Array<{ label: string, kind: 'read' | 'write', a: Run, b: Run }> = []
-for (const c of cases) {
+// BENCH_ONLY=<part of a label> runs the cases whose label holds it (a look at one case; writes nothing worth keeping).
+const only = process.env.BENCH_ONLY
+for (const c of cases.filter((c) => only === undefined || c.label.includes(only))) {
   const warm = Math.max(1, Math.round(seconds / 5))
   await run(hand, c, warm, connections)
   await run(crud, c, warm, connections)
@@ -71,7 +73,7 @@ for (const c of cases) {
 const peak = { hand: memory(hand.pid).peak, crud: memory(crud.pid).peak }
 await crud.stop()
 await hand.stop()
-const rateLimits = await rateLimitCost(connectionString, seconds, connections)
+const rateLimits = only === undefined ? await rateLimitCost(connectionString, seconds, connections) : []
 await drop(admin)
 await admin.end()
 
