@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap'
+import { readFileSync } from 'node:fs'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { openApi } from '../../../plugins/openapi.js'
 import { requests } from '../../fixtures/movies.js'
@@ -199,4 +200,16 @@ t.test('/schema/ lists embed paths; OpenAPI documents the embedded rows and the 
   const shallow = new Map((document.paths['/shallow/'].get.parameters as Array<{ name: string, schema: Record<string, unknown> }>).map((p) => [p.name, p.schema]))
   t.match(shallow.get('films.__page_size'), { maximum: 1 }, 'capped by the mount\'s maxEmbedRows')
   t.notOk(shallow.has('films.genres.__order'), 'no embed past maxJoins')
+})
+
+t.test('the examples of docs/table-crud.md answer as written', async (t) => {
+  const page = readFileSync(new URL('../../../docs/table-crud.md', import.meta.url), 'utf8')
+  const section = page.slice(page.indexOf('## Embeds'), page.indexOf('## Filters across relations'))
+  const examples = [...section.matchAll(/```text\nGET (\S+)\n```\n\n```json\n([\s\S]*?)```/g)]
+  t.equal(examples.length, 7, 'every example of the section')
+  for (const [, url, answer] of examples) {
+    const response = await get(url!)
+    t.equal(response.statusCode, 200, url)
+    t.strictSame(JSON.parse(response.body), JSON.parse(answer!), url)
+  }
 })
