@@ -69,6 +69,8 @@ t.test('a to-one inside a to-many, a to-many inside a to-one, and a to-many insi
     .map((r) => ({ title: r.title, director: { name: r.name } }))
   t.strictSame(await rowsOf(t, '/genres/?__visible_fields=id,films.title,films.director.name'), await Promise.all(genres.map(async (g) => ({ id: g.id, films: await inner(g.id) }))),
     'a film without a director has every joined field null, as at the top level')
+  t.strictSame(await rowsOf(t, '/genres/?__visible_fields=films.director,films.director.name&id=3'), [{ films: [{ director: { id: 3, name: 'Francis Coppola' } }] }],
+    'a ForeignKey asked for with its joined fields: the key goes inside the object')
   const films = await sql('SELECT f.id, f.director FROM rel_film f ORDER BY f.id DESC')
   const siblings = async (director: unknown): Promise<Row[]> => director === null ? [] : await sql('SELECT title FROM rel_film WHERE director = $1 ORDER BY id DESC', [director])
   t.strictSame(await rowsOf(t, '/films/?__visible_fields=id,director.name,director.films.title'), await Promise.all(films.map(async (f) => ({
