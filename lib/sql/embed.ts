@@ -202,18 +202,18 @@ function readerOf (table: Table, column: TableColumn): { cast: string, read: Con
 
 /** Puts the values of an embed's rows that came as text into wire form, in place; null when none did. */
 function arrayConverter (items: readonly Item[]): Convert | null {
-  const steps: Array<{ path: readonly string[], convert: Convert }> = []
+  // The objects down to each value and its key, split once: this runs for every embedded row.
+  const steps: Array<{ parents: readonly string[], last: string, convert: Convert }> = []
   for (const { path, source } of items) {
     const convert = source === null ? null : isEmbed(source) ? source.convert : readerOf(source.table, source.column)?.read ?? null
-    if (convert !== null) steps.push({ path, convert })
+    if (convert !== null) steps.push({ parents: path.slice(0, -1), last: path[path.length - 1]!, convert })
   }
   if (steps.length === 0) return null
   return (rows) => {
     for (const row of rows as Array<Record<string, unknown>>) {
-      for (const { path, convert } of steps) {
+      for (const { parents, last, convert } of steps) {
         let target = row
-        for (const key of path.slice(0, -1)) target = target[key] as Record<string, unknown>
-        const last = path[path.length - 1]!
+        for (const key of parents) target = target[key] as Record<string, unknown>
         if (target[last] !== null) target[last] = convert(target[last])
       }
     }
