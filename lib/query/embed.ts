@@ -59,6 +59,17 @@ export function embedPaths (fields: Iterable<FieldPath>): ReadonlyMap<string, Em
   return out
 }
 
+/**
+ * The embed path a field goes through (`films` for `films.year`, `director.films` for
+ * `director.films.year`), or null when it reaches one row: what `__order` (and any other
+ * parameter that wants one value per row) refuses.
+ */
+export function toManyPath (field: FieldPath): { readonly relation: string, readonly path: string } | null {
+  const many = field.joins.findIndex((j) => j.many)
+  if (many < 0) return null
+  return { relation: field.joins[many]!.name, path: field.joins.slice(0, many + 1).map((j) => j.name).join('.') }
+}
+
 /** What the parser of the controls needs from the TableCRUD context. */
 export interface EmbedContext {
   readonly fields: ReadonlyMap<string, FieldPath>

@@ -6,7 +6,7 @@ import {
   TABLECRUD_ERR_QS_UNKNOWN_MATCH, TABLECRUD_ERR_QS_UNKNOWN_OPERATOR, TABLECRUD_ERR_ID_INVALID, withBody,
   TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT, TABLECRUD_ERR_QS_ORDER_TO_MANY
 } from '../errors.js'
-import { embedPaths, isEmbedControl, parseEmbedControls, pathPastMaxJoins, type EmbedControls, type EmbedPath } from './embed.js'
+import { embedPaths, isEmbedControl, parseEmbedControls, pathPastMaxJoins, toManyPath, type EmbedControls, type EmbedPath } from './embed.js'
 import { cursorKey, openCursor, type CursorValues } from './cursor.js'
 import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
@@ -169,8 +169,8 @@ function parseOrder (ctx: QueryContext, value: string | string[] | undefined): O
   for (const item of items(value)) {
     const descending = item.startsWith('-')
     const found = field(ctx, descending ? item.slice(1) : item)
-    const many = found.joins.findIndex((j) => j.many)
-    if (many >= 0) throw withBody(new TABLECRUD_ERR_QS_ORDER_TO_MANY(found.name, found.joins[many]!.name, found.joins.slice(0, many + 1).map((j) => j.name).join('.')), { validFields: ctx.fieldNames })
+    const many = toManyPath(found)
+    if (many !== null) throw withBody(new TABLECRUD_ERR_QS_ORDER_TO_MANY(found.name, many.relation, many.path), { validFields: ctx.fieldNames })
     order.push({ field: found, descending })
   }
   const pk = ctx.table.primaryKey.name

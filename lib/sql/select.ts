@@ -9,7 +9,7 @@ import { Joins, readableSql } from './joins.js'
 import { Params, Values } from './params.js'
 import { filtersKey, likeEscape, where } from './where.js'
 
-export { readableSql } from './joins.js'
+export { Joins, readableSql } from './joins.js'
 
 export { whereClause } from './where.js'
 
