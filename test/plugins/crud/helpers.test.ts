@@ -428,6 +428,8 @@ t.test('every option is checked at registration, the message naming it, with the
     ['maxPageSize 0', { maxPageSize: 0 }, 'tableCrud: the option maxPageSize must be an integer of 1 or more'],
     ['negative maxJoins', { maxJoins: -1 }, 'tableCrud: the option maxJoins must be an integer of 0 or more'],
     ['maxJoins a string', { maxJoins: '1' }, 'tableCrud: the option maxJoins must be an integer of 0 or more'],
+    ['maxEmbedRows 0', { maxEmbedRows: 0 }, 'tableCrud: the option maxEmbedRows must be an integer of 1 or more'],
+    ['maxEmbedRows not an integer', { maxEmbedRows: 2.5 }, 'tableCrud: the option maxEmbedRows must be an integer of 1 or more'],
     ['validators not an object', { validators: 'strict' }, 'tableCrud: the option validators must be an object'],
     ['an unknown validator list', { validators: { getEverything: [fn] } }, 'tableCrud: the option validators.getEverything is not a validator list: use every, getSingle, putSingle, patchSingle, deleteSingle, postSingle, getAll, deleteAll, getReferences, getIds, getNew, getSchema, getCount, storeFile, getFileUrl'],
     ['a validator that is not a function', { validators: { getAll: [fn, 'admin'] } }, 'tableCrud: the option validators.getAll must be an array of functions'],
