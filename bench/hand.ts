@@ -7,8 +7,12 @@ import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 
 // The timestamp as SPEC §2.2 writes it; pg would make a Date of it, in the server's zone.
-const released = 'CASE WHEN date_trunc(\'second\', t0.released) = t0.released THEN to_char(t0.released, \'YYYY-MM-DD"T"HH24:MI:SS\') ELSE to_char(t0.released, \'YYYY-MM-DD"T"HH24:MI:SS.US\') END AS released'
-const columns = `t0.id, t0.name, t0.rating, t0.box_office, ${released}, t0.director, t0.tags`
+const releasedOf = (alias: string): string => `CASE WHEN date_trunc('second', ${alias}.released) = ${alias}.released THEN to_char(${alias}.released, 'YYYY-MM-DD"T"HH24:MI:SS') ELSE to_char(${alias}.released, 'YYYY-MM-DD"T"HH24:MI:SS.US') END`
+const columns = `t0.id, t0.name, t0.rating, t0.box_office, ${releasedOf('t0')} AS released, t0.director, t0.tags`
+/** Directors with their latest movies, in one statement: a correlated json_agg over an ordered, limited select. */
+const embedded = `SELECT t0.id, t0.name, (SELECT coalesce(json_agg(json_build_object('id', m.id, 'name', m.name, 'rating', m.rating, 'released', m.released) ORDER BY m.id DESC), '[]')
+  FROM (SELECT m.id, m.name, m.rating, ${releasedOf('m')} AS released FROM bench_movie AS m WHERE m.director = t0.id ORDER BY m.id DESC LIMIT $2) AS m) AS movies
+  FROM bench_director AS t0 ORDER BY t0.id DESC LIMIT $1`
 const readable = "CASE WHEN t1.id IS NULL THEN NULL ELSE format('%s', t1.name) END AS director_readable"
 
 /** The hand-written server: the same statements, JSON.stringify, no validation beyond numbers. */
@@ -28,6 +32,11 @@ export async function handRoutes (app: FastifyInstance): Promise<void> {
       return { rows }
     }
     const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 ORDER BY t0.id DESC LIMIT $1 OFFSET $2`, [size, offset])
+    return { rows }
+  })
+  app.get('/directors/', async (request) => {
+    const q = request.query as Record<string, string | undefined>
+    const { rows } = await pg.query(embedded, [Math.min(Number(q.__page_size ?? 15), 1000), Math.min(Number(q['movies.__page_size'] ?? 100), 100)])
     return { rows }
   })
   app.get('/movies/count/', async () => {

@@ -1,6 +1,7 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { typeOf } from '../lib/table/column-types.js'
 import type { Table, TableColumn } from '../lib/table/table.js'
+import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
 import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
@@ -54,6 +55,22 @@ function filterProperties ({ name, table, column, joins }: FieldPath): TProperti
   return properties
 }
 
+/** `<path>.__order` and `<path>.__page_size` of each embed path (SPEC §8.1). */
+function embedControlProperties (fields: readonly FieldPath[], maxEmbedRows = 100): TProperties {
+  const properties: TProperties = {}
+  for (const { name, joins } of embedPaths(fields).values()) {
+    const columns = fields.filter((f) => f.joins.length === joins.length && f.name.startsWith(`${name}.`)).map((f) => f.name.slice(name.length + 1))
+    const key = joins[joins.length - 1]!.to.primaryKey.name
+    properties[`${name}.__order`] = Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
+      description: `Sorts the embedded ${name} rows: comma-separated columns of theirs (${columns.join(', ')}), or the parameter repeated; a - prefix sorts descending. Default: -${key}.`
+    }))
+    properties[`${name}.__page_size`] = Type.Optional(Type.Integer({
+      minimum: 1, maximum: maxEmbedRows, description: `Most embedded ${name} rows per row, 1 to ${maxEmbedRows}; default ${maxEmbedRows}.`
+    }))
+  }
+  return properties
+}
+
 /**
  * How the parameters of a query string are written, for OpenAPI: a list as the parameter
  * repeated (`explode`, OpenAPI's default for a query, said so generators that comma-join lists
@@ -80,15 +97,18 @@ export interface ListQueryOptions {
   excludeSecrets: boolean
   maxJoins: number
   maxPageSize: number
+  /** For the description of `<path>.__page_size` only. Default 100. */
+  maxEmbedRows?: number
   /** For the description of `__page_size` only. */
   pageSize?: number
 }
 
 /** The query string of GET `/`, `/count/` and DELETE `/` (SPEC §2.3): filters and control parameters. */
 export function listQuerySchema (table: Table, options: ListQueryOptions): TObject {
-  const names = fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name)
+  const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets, true)
+  const names = fields.map((f) => f.name)
   const properties: TProperties = {}
-  for (const field of fieldPaths(table, options.maxJoins, options.excludeSecrets, true)) Object.assign(properties, filterProperties(field))
+  for (const field of fields) Object.assign(properties, filterProperties(field))
   const pageSize = options.pageSize === undefined ? '' : `; default ${options.pageSize}`
   Object.assign(properties, {
     __order: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], {
@@ -102,7 +122,8 @@ export function listQuerySchema (table: Table, options: ListQueryOptions): TObje
     __readable: readable(),
     __range_header: Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
       'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
-    __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` }))
+    __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` })),
+    ...embedControlProperties(fields, options.maxEmbedRows)
   })
   if (table.search !== null) {
     properties.__search = Type.Optional(Type.String({
@@ -125,12 +146,14 @@ export function pageQuerySchema (table: Table, options: ListQueryOptions): TObje
 export interface SingleQueryOptions {
   excludeSecrets: boolean
   maxJoins: number
+  /** For the description of `<path>.__page_size` only. Default 100. */
+  maxEmbedRows?: number
 }
 
 /** The query string of GET `/:id/` (SPEC §2.4). Other parameters are ignored, so they are not refused here. */
 export function singleQuerySchema (table: Table, options: SingleQueryOptions): TObject {
-  const names = fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name)
-  return Type.Object({ __visible_fields: visibleFields(names), __readable: readable() })
+  const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets, true)
+  return Type.Object({ __visible_fields: visibleFields(fields.map((f) => f.name)), __readable: readable(), ...embedControlProperties(fields, options.maxEmbedRows) })
 }
 
 /** The query string of GET `/ids/` (SPEC §2.8, §6.12). */

@@ -1,7 +1,8 @@
 import { CloneType, KindGuard, Type, type TArray, type TObject, type TProperties, type TSchema, type TUnion } from '@sinclair/typebox'
 import { dimensions, displayName, scalarOf, type ColumnSpec, type ColumnType, type NormalizedChoice } from '../lib/table/column.js'
 import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/table/table.js'
-import { fieldPaths } from '../lib/query/fields.js'
+import { fieldPaths, visibleRelation } from '../lib/query/fields.js'
+import { relationsOf } from '../lib/table/relations.js'
 import { typeDefault } from '../lib/table/defaults.js'
 import { typeOf } from '../lib/table/column-types.js'
 import { DECIMAL_TEXT, TIMESTAMP_IN } from '../lib/values/index.js'
@@ -177,7 +178,7 @@ function exampleOf (table: Table, column: ColumnSpec): unknown {
  * `__readable` answers serialise through the same schema.
  */
 export function rowSchema (table: Table, excludeSecrets: boolean, maxJoins = 0): TObject {
-  return rowObject(table, excludeSecrets, maxJoins, true)
+  return rowObject(table, excludeSecrets, maxJoins, 'row')
 }
 
 /**
@@ -188,14 +189,39 @@ function joinedTitle (table: Table, joins: number): string {
   return `${pascalName(table)}Joined${joins > 0 ? `Depth${joins}` : ''}`
 }
 
-function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top: boolean): TObject {
+/**
+ * What a row object is: a response row, a row embedded in one (SPEC §8.1: fields as a row's,
+ * in an array), or a row joined through a ForeignKey (each field may be null).
+ */
+type RowKind = 'row' | 'embedded' | 'joined'
+
+/** The title of a row embedded through a relation: `FilmEmbedded`, or `FilmEmbeddedDepth1` when it holds joins of its own. */
+function embeddedTitle (table: Table, joins: number): string {
+  return `${pascalName(table)}Embedded${joins > 0 ? `Depth${joins}` : ''}`
+}
+
+/** Each reverse and many-to-many relation within `maxJoins`, as an optional array of embedded rows (SPEC §8.1). */
+function relationArrays (table: Table, excludeSecrets: boolean, maxJoins: number): TProperties {
+  const properties: TProperties = {}
+  if (maxJoins === 0) return properties
+  for (const relation of relationsOf(table).values()) {
+    if (!relation.many || !visibleRelation(relation, excludeSecrets)) continue
+    properties[relation.name] = Type.Optional(Type.Array(rowObject(relation.to, excludeSecrets, maxJoins - 1, 'embedded'), {
+      description: `The ${relation.to.name} rows of this row through ${relation.name}, when __visible_fields names them: at most <path>.__page_size.`
+    }))
+  }
+  return properties
+}
+
+function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, kind: RowKind): TObject {
+  const top = kind !== 'joined'
   const properties: TProperties = {}
   let joins = 0
   for (const column of visibleColumns(table, excludeSecrets)) {
     // A joined row through a NULL ForeignKey is served with every field null (schemas/shape.ts).
     let schema = top || column.nullable ? valueSchema(table, column, 'out') : orNullOut(valueSchema(table, column, 'out'))
     if (column.type === 'foreignKey' && maxJoins > 0) {
-      const joined = rowObject(targetOf(table, column), excludeSecrets, maxJoins - 1, false)
+      const joined = rowObject(targetOf(table, column), excludeSecrets, maxJoins - 1, 'joined')
       joins = maxJoins
       schema = Type.Union([bareSchema(table, column, 'out', null), joined, ...(column.nullable || !top ? [Type.Null()] : [])])
     }
@@ -209,7 +235,11 @@ function rowObject (table: Table, excludeSecrets: boolean, maxJoins: number, top
       }
     }
   }
-  return Type.Object(properties, { title: top ? `${pascalName(table)}Row` : joinedTitle(table, joins) })
+  const relations = relationArrays(table, excludeSecrets, maxJoins)
+  if (Object.keys(relations).length > 0) joins = maxJoins
+  Object.assign(properties, relations)
+  const title = kind === 'row' ? `${pascalName(table)}Row` : kind === 'embedded' ? embeddedTitle(table, joins) : joinedTitle(table, joins)
+  return Type.Object(properties, { title })
 }
 
 type Write = 'create' | 'replace' | 'patch'
@@ -283,7 +313,7 @@ export function schemaDocument (table: Table, options: SchemaDocumentOptions): R
   document.extra = {
     help_text: table.helpText,
     primary_key_name: key.name,
-    visible_fields_options: fieldPaths(table, options.maxJoins, options.excludeSecrets).map((f) => f.name),
+    visible_fields_options: fieldPaths(table, options.maxJoins, options.excludeSecrets, true).map((f) => f.name),
     ...options.schemaExtra
   }
   return document

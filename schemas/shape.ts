@@ -20,6 +20,11 @@ export function shapeSchema (shape: Shape): TObject {
       properties = object.properties
     }
     const source = shape.sources[i]!
+    // An embed (SPEC §8.1): an array of rows of its own shape, never null (no related row: []).
+    if (source?.embed !== undefined) {
+      properties[path[path.length - 1]!] = Type.Array(shapeSchema(source.embed))
+      return
+    }
     const value = source === null ? Readable : valueSchema(source.table, source.column, 'out')
     // A joined row may be missing (a NULL ForeignKey): its fields are then null.
     properties[path[path.length - 1]!] = path.length > 1 ? Type.Union([value, Type.Null()]) : value

@@ -9,6 +9,7 @@ import {
   type QueryContext, type RawQuery
 } from './parse.js'
 import { parseTrees } from './tree.js'
+import { toManyPath } from './embed.js'
 
 /*
  * GET `/aggregate/` (SPEC §8.3): `__aggregate`, `__group_by`, `__having`, `__order` and paging
@@ -116,6 +117,17 @@ function resultColumn (kind: ResultKind, alias: string, source: TableColumn | nu
   return Object.freeze({ ...spec, nullable: true, name: alias })
 }
 
+/**
+ * The field of an aggregate or a group key: a column or a to-one path. A to-many path would
+ * count each row once per related row, so it is refused, naming the relation.
+ */
+function toOneField (ctx: QueryContext, path: string, refuse: (why: string) => Error): FieldPath {
+  const found = field(ctx, path)
+  const many = toManyPath(found)
+  if (many !== null) throw refuse(`${many.path} is a to-many relation; aggregate on its own table's /aggregate/ instead`)
+  return found
+}
+
 const ITEM = /^([a-z_]+)(?:\(([^()]*)\))?$/
 
 function parseAggregate (ctx: QueryContext, item: string, index: number): Aggregate {
@@ -130,7 +142,7 @@ function parseAggregate (ctx: QueryContext, item: string, index: number): Aggreg
     if (fn !== 'count') throw new TABLECRUD_ERR_QS_INVALID_AGGREGATE(JSON.stringify(item), `needs a field: ${fn}(<field>)`)
     return { fn, field: null, name: 'count', alias, kind: 'count', result: resultColumn('count', alias, null), source: null }
   }
-  const found = field(ctx, arg)
+  const found = toOneField(ctx, arg, (why) => new TABLECRUD_ERR_QS_INVALID_AGGREGATE(JSON.stringify(item), why))
   const spec: FunctionSpec = FUNCTIONS[fn]
   if (spec.takes !== null && !spec.takes(found.column)) {
     throw new TABLECRUD_ERR_QS_INVALID_AGGREGATE(JSON.stringify(item), `${fn} applies to ${spec.wants}, not ${found.name} (type ${found.column.type})`)
@@ -142,7 +154,7 @@ function parseAggregate (ctx: QueryContext, item: string, index: number): Aggreg
 
 function parseGroupKey (ctx: QueryContext, item: string, index: number, readable: boolean): GroupKey {
   const [path = '', unit, ...rest] = item.split(':')
-  const found = field(ctx, path)
+  const found = toOneField(ctx, path, (why) => new TABLECRUD_ERR_QS_INVALID_GROUP_BY(JSON.stringify(item), why))
   const alias = `g${index}`
   let truncate: Truncation | null = null
   if (unit !== undefined) {

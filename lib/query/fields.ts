@@ -27,7 +27,7 @@ export interface FieldPath {
 }
 
 /** Whether a reverse or many-to-many relation may be followed: its keys are not secret (SPEC §6.4). */
-function visibleRelation (relation: Relation, excludeSecrets: boolean): boolean {
+export function visibleRelation (relation: Relation, excludeSecrets: boolean): boolean {
   return !excludeSecrets || (!relation.column.secret && relation.junction?.far.secret !== true)
 }
 

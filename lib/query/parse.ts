@@ -4,8 +4,9 @@ import {
   TABLECRUD_ERR_QS_MATCH_NOT_APPLICABLE, TABLECRUD_ERR_QS_MAX_JOIN_DEPTH, TABLECRUD_ERR_QS_MISSING_VALUE,
   TABLECRUD_ERR_QS_OPERATOR_NOT_APPLICABLE, TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_TOO_MANY_VALUES, TABLECRUD_ERR_QS_UNKNOWN_FIELD,
   TABLECRUD_ERR_QS_UNKNOWN_MATCH, TABLECRUD_ERR_QS_UNKNOWN_OPERATOR, TABLECRUD_ERR_ID_INVALID, withBody,
-  TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT
+  TABLECRUD_ERR_QS_CURSOR_WITH_PAGE, TABLECRUD_ERR_QS_INVALID_CURSOR, TABLECRUD_ERR_QS_INVALID_FORMAT, TABLECRUD_ERR_QS_ORDER_TO_MANY
 } from '../errors.js'
+import { embedPaths, isEmbedControl, parseEmbedControls, pathPastMaxJoins, toManyPath, type EmbedControls, type EmbedPath } from './embed.js'
 import { cursorKey, openCursor, type CursorValues } from './cursor.js'
 import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
@@ -45,6 +46,8 @@ export interface ListQuery {
   readonly binding: string
   /** `__format` (SPEC §7.5), or null when absent (the Accept header decides). */
   readonly format: ExportFormat | 'json' | null
+  /** `<path>.__order` and `<path>.__page_size` of the embeds (SPEC §8.1). */
+  readonly embeds: EmbedControls
 }
 
 export type ExportFormat = 'ndjson' | 'csv'
@@ -53,6 +56,7 @@ const FORMATS = new Set(['json', 'ndjson', 'csv'])
 export interface SingleQuery {
   readonly fields: readonly FieldPath[] | null
   readonly readable: boolean
+  readonly embeds?: EmbedControls
 }
 
 export interface IdsQuery {
@@ -74,24 +78,32 @@ export interface QueryContext {
   readonly filterable: ReadonlyMap<string, FieldPath>
   /** The `validFields` of a filter error: the table's own filterable columns (SPEC §6.10). */
   readonly filterNames: readonly string[]
-  /** `visible_fields_options`, by name. */
+  /** `visible_fields_options`, by name: columns, ForeignKey paths and embed paths (SPEC §8.1). */
   readonly fields: ReadonlyMap<string, FieldPath>
   readonly fieldNames: readonly string[]
+  /** The paths fields may be embedded through, by name (`films`, `films.genres`). */
+  readonly embeds: ReadonlyMap<string, EmbedPath>
+  /** Default and largest `<path>.__page_size`. */
+  readonly maxEmbedRows: number
+  readonly excludeSecrets: boolean
   /** The AES key that seals keyset cursors (lib/query/cursor.ts). */
   readonly cursorKey: Buffer
 }
 
-export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean, cursorSecret?: string }): QueryContext {
-  const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets)
+export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean, cursorSecret?: string, maxEmbedRows?: number }): QueryContext {
+  const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets, true)
   return {
     table,
     pageSize: options.pageSize,
     maxPageSize: options.maxPageSize,
     maxJoins: options.maxJoins,
-    filterable: new Map(fieldPaths(table, options.maxJoins, options.excludeSecrets, true).map((f) => [f.name, f])),
+    filterable: new Map(fields.map((f) => [f.name, f])),
     filterNames: visibleColumns(table, options.excludeSecrets).map((c) => c.name),
     fields: new Map(fields.map((f) => [f.name, f])),
     fieldNames: fields.map((f) => f.name),
+    embeds: embedPaths(fields),
+    maxEmbedRows: options.maxEmbedRows ?? 100,
+    excludeSecrets: options.excludeSecrets,
     cursorKey: cursorKey(options.cursorSecret)
   }
 }
@@ -141,7 +153,7 @@ export function field (ctx: QueryContext, name: string): FieldPath {
   if (found !== undefined) return found
   // A path through a ForeignKey that is valid as far as maxJoins allows only goes too deep.
   const parts = name.split('.')
-  if (parts.length > ctx.maxJoins + 1 && ctx.fields.get(parts.slice(0, ctx.maxJoins + 1).join('.'))?.column.type === 'foreignKey') {
+  if (parts.length > ctx.maxJoins + 1 && (ctx.fields.get(parts.slice(0, ctx.maxJoins + 1).join('.'))?.column.type === 'foreignKey' || pathPastMaxJoins(ctx.table, name, ctx.excludeSecrets))) {
     throw new TABLECRUD_ERR_QS_MAX_JOIN_DEPTH()
   }
   throw unknownField(name, ctx.fieldNames, true)
@@ -157,7 +169,10 @@ function parseOrder (ctx: QueryContext, value: string | string[] | undefined, se
   const order: OrderBy[] = []
   for (const item of items(value)) {
     const descending = item.startsWith('-')
-    order.push({ field: field(ctx, descending ? item.slice(1) : item), descending })
+    const found = field(ctx, descending ? item.slice(1) : item)
+    const many = toManyPath(found)
+    if (many !== null) throw withBody(new TABLECRUD_ERR_QS_ORDER_TO_MANY(found.name, many.relation, many.path), { validFields: ctx.fieldNames })
+    order.push({ field: found, descending })
   }
   const pk = ctx.table.primaryKey.name
   // A secret key is no field a client may name, but the rows are still ordered by it.
@@ -202,6 +217,8 @@ function parseFilters (ctx: QueryContext, raw: RawQuery, control: ReadonlySet<st
       for (const text of all(value)) trees.push({ key, text })
     } else if (key.startsWith('__')) {
       if (!control.has(key)) throw unknownField(key, validFields)
+    } else if (isEmbedControl(key)) {
+      // An embed's `<path>.__order`/`__page_size`: a control parameter, parsed with the others.
     } else if (key.endsWith('__operator')) {
       const name = key.slice(0, -'__operator'.length)
       const { column } = fieldOf(name)
@@ -271,6 +288,7 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
     binding,
     cursor: parseCursor(ctx, raw, binding, order.length),
     format: (format ?? null) as ListQuery['format'],
+    embeds: parseEmbedControls(ctx, raw),
     fields: parseFields(ctx, own(raw, '__visible_fields')),
     readable: flag('__readable', own(raw, '__readable')),
     page: positive('__page', own(raw, '__page'), 1, 2147483647),
@@ -317,7 +335,7 @@ export function parseFilterQuery (ctx: QueryContext, raw: RawQuery, control?: Re
 
 /** GET `/:id/`: `__visible_fields` and `__readable`; filter parameters are ignored (SPEC §2.4). */
 export function parseSingleQuery (ctx: QueryContext, raw: RawQuery): SingleQuery {
-  return { fields: parseFields(ctx, own(raw, '__visible_fields')), readable: flag('__readable', own(raw, '__readable')) }
+  return { fields: parseFields(ctx, own(raw, '__visible_fields')), readable: flag('__readable', own(raw, '__readable')), embeds: parseEmbedControls(ctx, raw) }
 }
 
 const IDS_KEYS = new Set(['search', 'limit', 'offset'])

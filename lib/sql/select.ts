@@ -1,15 +1,18 @@
 import type { FieldPath } from '../query/fields.js'
 import type { Filter, IdsQuery, ListQuery, QueryContext, SingleQuery } from '../query/parse.js'
-import { forwardOf } from '../table/relations.js'
-import { targetOf, visibleColumns, type Readable, type Table, type TableColumn } from '../table/table.js'
+import { embedsKey, NO_EMBED_CONTROLS, type EmbedControls } from '../query/embed.js'
+import { visibleColumns, type Table } from '../table/table.js'
 import type { SelectStatement, Shape, Statement } from '../table/statement.js'
-import { quoteIdent, quoteLiteral } from './identifier.js'
+import { EmbedScope, isEmbed, selectItems, shapeKey } from './embed.js'
+import { quoteIdent } from './identifier.js'
+import { Joins, readableSql } from './joins.js'
 import { Params, Values } from './params.js'
-import { relatedRows } from './related.js'
 import { rankSql } from './search.js'
 import { filtersKey, likeEscape, where } from './where.js'
 import { searchText } from '../query/search.js'
 import { RANK } from '../table/search.js'
+
+export { Joins, readableSql } from './joins.js'
 
 export { whereClause } from './where.js'
 
@@ -21,84 +24,20 @@ export interface ListStatement extends SelectStatement {
 /** The alias of the total column `count(*) OVER ()`: `__` cannot start a column name. */
 export const TOTAL = '__total'
 
-/** The readable representation in SQL: `format()` renders NULL as '' (SPEC §2.12). */
-export function readableSql (readable: Readable, alias: string): string {
-  const template = quoteLiteral(readable.template.replace(/%(?!s)/g, '%%'))
-  return `format(${template}, ${readable.columns.map((c) => `${alias}.${quoteIdent(c)}`).join(', ')})`
-}
-
-/** LEFT JOINs for ForeignKey paths, one alias per distinct path. */
-export class Joins {
-  private readonly aliases = new Map<string, string>()
-  private readonly clauses: string[] = []
-
-  alias (joins: FieldPath['joins']): string {
-    let alias = 't0'
-    let key = ''
-    for (const relation of joins) {
-      key += `${relation.name}.`
-      let next = this.aliases.get(key)
-      if (next === undefined) {
-        next = `t${this.aliases.size + 1}`
-        this.aliases.set(key, next)
-        const { from, on } = relatedRows(relation, alias, next)
-        this.clauses.push(` LEFT JOIN ${from} ON ${on}`)
-      }
-      alias = next
-    }
-    return alias
-  }
-
-  toString (): string {
-    return this.clauses.join('')
-  }
-}
-
 /**
  * The select list of a row response and the shape of its rows. Without requested fields, every
- * visible column. A ForeignKey asked for with its joined fields becomes one nested object that
- * also holds the key; `__readable` adds `<fk>_readable` after each top-level ForeignKey.
+ * visible column (lib/sql/embed.ts `selectItems` says what each field becomes).
  */
-function selectList (ctx: QueryContext, table: Table, fields: readonly FieldPath[] | null, readable: boolean, joins: Joins): { list: string, shape: Shape } {
+function selectList<I> (ctx: QueryContext, fields: readonly FieldPath[] | null, readable: boolean, joins: Joins, scope: EmbedScope<I>): { list: string, shape: Shape } {
   const wanted = fields ?? [...ctx.fields.values()].filter((f) => f.joins.length === 0)
-  // Every ForeignKey some wanted field is joined through (`director`, `director.mentor`): the
-  // object of its joined fields, not its bare value, goes at its name.
-  const nested = new Set(wanted.flatMap((f) => f.joins.map((_, i) => f.joins.slice(0, i + 1).map((j) => j.column.name).join('.'))))
-  const sqls: string[] = []
-  const paths: string[][] = []
-  const sources: Shape['sources'][number][] = []
-  const readables = new Set<string>()
-  const add = (sql: string, path: string[], source: Shape['sources'][number]): void => {
-    sqls.push(sql)
-    paths.push(path)
-    sources.push(source)
-  }
-  const addReadable = (fk: TableColumn): void => {
-    if (!readable || readables.has(fk.name)) return
-    readables.add(fk.name)
-    const alias = joins.alias([forwardOf(table, fk)])
-    const target = targetOf(table, fk)
-    add(`CASE WHEN ${alias}.${quoteIdent(target.primaryKey.name)} IS NULL THEN NULL ELSE ${readableSql(target.readable, alias)} END`, [`${fk.name}_readable`], null)
-  }
-  for (const field of wanted) {
-    const alias = joins.alias(field.joins)
-    const sql = `${alias}.${quoteIdent(field.column.name)}`
-    if (nested.has(field.name)) {
-      // Asked for both `director` and `director.name`: the key goes inside the object.
-      const target = targetOf(field.table, field.column)
-      add(sql, [...field.name.split('.'), target.primaryKey.name], { table: target, column: target.primaryKey })
-    } else {
-      add(sql, field.name.split('.'), { table: field.table, column: field.column })
-    }
-    const top = field.joins[0]?.column ?? field.column
-    if (top.type === 'foreignKey') addReadable(top)
-  }
-  // Flat rows keep their keys as aliases, so pg's rows are the response; nested ones are
-  // numbered, since PostgreSQL cuts aliases at 63 bytes.
-  const flat = paths.every((p) => p.length === 1 && Buffer.byteLength(p[0]!) <= 63)
+  const items = selectItems(scope, ctx.table, wanted, readable, joins)
+  const paths = items.map((i) => i.path)
+  // Flat rows keep their keys as aliases, so pg's rows are the response; nested ones (and
+  // embeds, whose values may need a conversion) are numbered, since PostgreSQL cuts aliases at 63 bytes.
+  const flat = items.every((i) => i.path.length === 1 && Buffer.byteLength(i.path[0]!) <= 63 && !isEmbed(i.source))
   const aliases = paths.map((p, i) => flat ? p[0]! : `c${i}`)
-  const list = sqls.map((sql, i) => `${sql} AS ${quoteIdent(aliases[i]!)}`).join(', ')
-  return { list, shape: { paths, aliases, sources, flat, key: paths.map((p) => p.join('.')).join(',') } }
+  const list = items.map((item, i) => `${item.sql} AS ${quoteIdent(aliases[i]!)}`).join(', ')
+  return { list, shape: { paths, aliases, sources: items.map((i) => i.source), flat, key: shapeKey(items) } }
 }
 
 /**
@@ -143,11 +82,11 @@ export function shapeCache<I> (): (ctx: QueryContext, key: string, build: () => 
 }
 
 /** What the parameters of a page are fetched from. */
-interface Page { readonly filters: readonly Filter[], readonly limit: number, readonly offset: number }
+interface Page { readonly filters: readonly Filter[], readonly limit: number, readonly offset: number, readonly embeds: EmbedControls }
 
 const listCache = shapeCache<Page>()
 const countCache = shapeCache<readonly Filter[]>()
-const singleCache = shapeCache<unknown>()
+const singleCache = shapeCache<{ readonly key: unknown, readonly embeds: EmbedControls }>()
 
 export const NO_SHAPE: Shape = Object.freeze({ paths: [], aliases: [], sources: [], flat: true, key: '' })
 
@@ -157,17 +96,18 @@ function fieldsKey (fields: readonly FieldPath[] | null, readable: boolean): str
 
 /** The cache key of what a list query filters, selects and orders by. */
 function listKey (query: ListQuery): string {
-  return `${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}`
+  return `${filtersKey(query.filters)}|${fieldsKey(query.fields, query.readable)}|${orderKey(query.order)}|${embedsKey(query.embeds)}`
 }
 
 /**
  * What every SELECT of a list query's rows is made of: the select list and its shape, the joins
  * it and the order need, the ORDER BY, and the WHERE (its values bound in `params`).
  */
-function listParts<I extends { readonly filters: readonly Filter[] }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
+function listParts<I extends { readonly filters: readonly Filter[], readonly embeds: EmbedControls }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
 { list: string, shape: Shape, joins: Joins, order: string, filter: string } {
   const joins = new Joins()
-  const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
+  const scope = new EmbedScope(params, query.filters, (input) => input.filters, query.embeds, (input) => input.embeds, ctx.maxEmbedRows)
+  const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
   const order = orderBy(ctx.table, query.order, joins, params)
   const filter = where(params, query.filters, (input) => input.filters)
   return { list, shape, joins, order, filter }
@@ -188,7 +128,7 @@ export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boo
     return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset }), shape, offset })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset, embeds: query.embeds }), shape, offset })
 }
 
 /** The alias of the i-th sort key's text, selected beside the row for the next cursor. */
@@ -200,7 +140,7 @@ export interface KeysetStatement extends SelectStatement {
   readonly keys: number
 }
 
-interface Keyset { readonly filters: readonly Filter[], readonly after: readonly string[], readonly limit: number }
+interface Keyset { readonly filters: readonly Filter[], readonly after: readonly string[], readonly limit: number, readonly embeds: EmbedControls }
 
 const keysetCache = shapeCache<Keyset>()
 
@@ -241,7 +181,7 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
     const text = `SELECT ${list}, ${keys} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${seek} ORDER BY ${order} LIMIT ${params.add((input) => input.limit)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit }), shape, keys: query.order.length })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit, embeds: query.embeds }), shape, keys: query.order.length })
 }
 
 /**
@@ -256,7 +196,7 @@ export function compileExport (ctx: QueryContext, query: ListQuery, limit: numbe
     const cap = limit === null ? '' : ` LIMIT ${params.add((page) => page.limit)}`
     return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0 }), shape })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0, embeds: query.embeds }), shape })
 }
 
 function orderKey (order: ListQuery['order']): string {
@@ -275,14 +215,17 @@ export function compileCount (ctx: QueryContext, filters: readonly Filter[]): St
 
 /** GET `/:id/`. */
 export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuery): SelectStatement {
-  const { text, shape, params } = singleCache(ctx, `single|${fieldsKey(query.fields, query.readable)}`, () => {
-    const params = new Params<unknown>()
+  const embeds = query.embeds ?? NO_EMBED_CONTROLS
+  const { text, shape, params } = singleCache(ctx, `single|${fieldsKey(query.fields, query.readable)}|${embedsKey(embeds)}`, () => {
+    const params = new Params<{ readonly key: unknown, readonly embeds: EmbedControls }>()
     const joins = new Joins()
-    const { list, shape } = selectList(ctx, ctx.table, query.fields, query.readable, joins)
-    const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((key) => key)}`
+    // Filters are ignored on GET `/:id/` (SPEC §2.4): embeds list every related row.
+    const scope = new EmbedScope(params, [], () => [], embeds, (input) => input.embeds, ctx.maxEmbedRows)
+    const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
+    const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((input) => input.key)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values(id), shape })
+  return Object.freeze({ text, values: params.values({ key: id, embeds }), shape })
 }
 
 /** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */
@@ -309,6 +252,13 @@ export function returningList (table: Table, excludeSecrets: boolean): string {
   return list
 }
 
+/** The value of a shape's i-th column in a row from pg, an embed's in wire form. */
+export function cellOf (row: Record<string, unknown>, shape: Shape, i: number): unknown {
+  const value = row[shape.aliases[i]!]
+  const source = shape.sources[i]!
+  return isEmbed(source) && source.convert !== null ? source.convert(value) : value
+}
+
 /** Puts flat aliased columns into nested response rows. */
 export function shapeRow (row: Record<string, unknown>, shape: Shape): Record<string, unknown> {
   const out: Record<string, unknown> = {}
@@ -320,7 +270,7 @@ export function shapeRow (row: Record<string, unknown>, shape: Shape): Record<st
       if (!Object.hasOwn(target, key)) target[key] = {}
       target = target[key] as Record<string, unknown>
     }
-    target[path[path.length - 1]!] = row[shape.aliases[i]!]
+    target[path[path.length - 1]!] = cellOf(row, shape, i)
   })
   return out
 }

@@ -118,6 +118,20 @@ class WhereWriter<I> {
 }
 
 /**
+ * The plain filters through the relation path `names` (an embed's, SPEC §8.2), as conditions on
+ * the related row aliased `alias`: an embed then lists only the rows its path filters match.
+ */
+export function pathConditions<I> (params: Params<I>, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[], names: readonly string[], alias: string): string[] {
+  const placed: Placed[] = []
+  filters.forEach((filter, i) => {
+    if (filter.kind === 'tree') return
+    const joins = filter.field.joins
+    if (joins.length >= names.length && names.every((name, depth) => joins[depth]!.name === name)) placed.push({ condition: filter, address: [i] })
+  })
+  return new WhereWriter(params, filtersOf).conditions(placed, names.length, alias)
+}
+
+/**
  * The WHERE clause of filters on the table aliased `t0`. Each parameter's value is fetched
  * from the filters of the input (`filtersOf`) at the same address: what makes a text cached
  * for one query serve every query of its shape.

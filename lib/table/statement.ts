@@ -10,14 +10,29 @@ export interface Statement {
   readonly values: readonly unknown[]
 }
 
+/**
+ * What an embed (SPEC §8.1) holds: an array of rows of the inner shape, and how the values
+ * PostgreSQL's JSON does not write as the wire does (sent as text) are put in wire form.
+ */
+export interface EmbedSource {
+  /** The embedded table, and the ForeignKey its relation follows. */
+  readonly table: Table
+  readonly column: TableColumn
+  readonly embed: Shape
+  readonly convert: ((value: unknown) => unknown) | null
+}
+
+/** What a path of a shape holds: a table's column, an embed, or null for a readable representation (text). */
+export type ShapeSource = { readonly table: Table, readonly column: TableColumn, readonly embed?: undefined } | EmbedSource | null
+
 /** Where each selected column goes in a response row: `director.name` -> `{ director: { name } }`. */
 export interface Shape {
   /** Where each selected column goes; a nested one is a path. */
   readonly paths: ReadonlyArray<readonly string[]>
   /** The column aliases, in select order. */
   readonly aliases: readonly string[]
-  /** What each path holds: a table's column, or null for a readable representation (text). */
-  readonly sources: ReadonlyArray<{ readonly table: Table, readonly column: TableColumn } | null>
+  /** What each path holds. */
+  readonly sources: readonly ShapeSource[]
   /** True when every path is one key long, so rows from pg are already the response rows. */
   readonly flat: boolean
   /** Identifies the shape, for caching its serialiser. */

@@ -38,7 +38,7 @@ export interface CrudContext {
    * a 400 and a 403 when validators guard the operation (SPEC §2.9).
    */
   readonly routeSchema: (operation: Operation, name: string, statuses: readonly ErrorStatus[], schema: RouteSchema) => RouteSchema
-  readonly queryOptions: { excludeSecrets: boolean, maxJoins: number, maxPageSize: number }
+  readonly queryOptions: { excludeSecrets: boolean, maxJoins: number, maxPageSize: number, maxEmbedRows: number }
 }
 
 export function crudContext (fastify: FastifyInstance, options: CheckedOptions): CrudContext {
@@ -74,7 +74,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
       ...schema,
       response: { ...schema.response, ...errorResponses(guardedBy(operation) ? [...statuses, 400, 403] : statuses) }
     }),
-    queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize }
+    queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize, maxEmbedRows: options.maxEmbedRows }
   }
 }
 

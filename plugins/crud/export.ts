@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ExportFormat, ListQuery } from '../../lib/query/parse.js'
-import { compileExport, shapeRow } from '../../lib/sql/select.js'
+import { cellOf, compileExport, shapeRow } from '../../lib/sql/select.js'
 import type { Shape } from '../../lib/table/statement.js'
 import type { CrudContext } from './context.js'
 
@@ -38,10 +38,10 @@ export function csvField (value: unknown): string {
 
 function encoder (format: ExportFormat, shape: Shape): { head: string, line: (row: Record<string, unknown>) => string } {
   if (format === 'ndjson') return { head: '', line: (row) => JSON.stringify(shapeRow(row, shape)) + '\n' }
-  // Flat columns by their alias, so a joined field is one column named by its path.
+  // Flat columns by their alias, so a joined field is one column named by its path, an embed its JSON text.
   return {
     head: shape.paths.map((p) => csvField(p.join('.'))).join(',') + '\r\n',
-    line: (row) => shape.aliases.map((a) => csvField(row[a])).join(',') + '\r\n'
+    line: (row) => shape.aliases.map((_a, i) => csvField(cellOf(row, shape, i))).join(',') + '\r\n'
   }
 }
 

@@ -68,6 +68,8 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   schemaExtra?: Record<string, unknown>
   /** Join depth allowed in `__visible_fields` and `__order`. Default 0. */
   maxJoins?: number
+  /** Default and largest `<path>.__page_size`: rows an embed holds per parent row (SPEC §8.1). Default 100. */
+  maxEmbedRows?: number
   hooks?: Array<Hook<NoInfer<T>>>
   /** Milliseconds a statement may take before the request is a 503. Default 30000. */
   queryTimeout?: number
@@ -140,6 +142,7 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     pageSize: int('pageSize', 15, 1),
     maxPageSize: int('maxPageSize', 1000, 1),
     maxJoins: int('maxJoins', 0, 0),
+    maxEmbedRows: int('maxEmbedRows', 100, 1),
     queryTimeout: int('queryTimeout', 30000, 1),
     mediaStorage: checkMediaStorage(options.table, options.mediaStorage),
     mediaMaxBytes: int('mediaMaxBytes', MEDIA_MAX_BYTES, 1),

@@ -90,7 +90,8 @@ async function reads (prefix: string, table: typeof TABLES[number], headers: Rec
   if (prefix !== FULL) return
   const next = (await send({ url: `${base}?__cursor=&__page_size=1`, headers })).json().next_cursor as string
   await send({ url: `${base}?__cursor=${encodeURIComponent(next)}&__page_size=1`, headers })
-  await send({ url: `${base}${id}/`, headers: { ...headers, 'if-none-match': String(one.headers.etag) } })
+  // The same representation as `one` (its fields, embeds included since SPEC §8.1), so its ETag still holds: a 304.
+  await send({ url: `${base}${id}/?__visible_fields=${all}&__readable=true`, headers: { ...headers, 'if-none-match': String(one.headers.etag) } })
   for (const path of [`${id}/`, `${id}/?__visible_fields=nope`]) await send({ url: base + path, headers })
   for (const path of ['count/', 'ids/']) {
     await send({ url: base + path.replace('id__', table === 'studios' ? 'code__' : 'id__'), headers })

@@ -65,7 +65,12 @@ export async function withOpenapiFetch (base: string) {
   const login = await api.POST('/login/jwt/', { body: { username: '${DEMO_USER.username}', password: '${DEMO_USER.password}' } })
   const token: string = login.data?.token ?? ''
   const first = inYears.data.rows[0]
-  return { names, studios, count, status: missing.response.status, code: error?.code, token: token.split('.').length, first: first?.name }
+  // An embed (SPEC §8.1): DirectorRow's movie is an array of MovieEmbedded rows, its dotted controls typed parameters.
+  const directors = await api.GET('/api/directors/', {
+    params: { query: { __visible_fields: ['name', 'movie.name', 'movie.year'], 'movie.__order': '-year', 'movie.__page_size': 2, __order: 'name', __page_size: 1 } }
+  })
+  const embedded: Array<string | undefined> = directors.data?.rows[0]?.movie?.map((m) => m.name) ?? []
+  return { names, studios, count, status: missing.response.status, code: error?.code, token: token.split('.').length, first: first?.name, embedded }
 }
 
 export async function withHeyApi (base: string) {
@@ -136,8 +141,12 @@ t.test('both clients call the demo: in filters, joins through a NULL ForeignKey,
   const count = (await app.inject('/api/movies/count/?genre__operator=in&genre=drama&genre=sci_fi')).json().count as number
   t.ok(count > 0)
 
+  const director = (await app.inject('/api/directors/?__visible_fields=name,movie.name,movie.year&movie.__order=-year&movie.__page_size=2&__order=name&__page_size=1')).json() as { rows: Array<{ movie: Array<{ name: string }> }> }
+  const embedded = director.rows[0]!.movie.map((m) => m.name)
+  t.ok(embedded.length > 0, 'the first director has movies')
+
   const fetched = await clients.withOpenapiFetch(base)
-  t.strictSame(fetched, { names, studios, count, status: 404, code: 'TABLECRUD_ERR_ROW_NOT_FOUND', token: 3, first: names[0] }, 'openapi-fetch')
+  t.strictSame(fetched, { names, studios, count, status: 404, code: 'TABLECRUD_ERR_ROW_NOT_FOUND', token: 3, first: names[0], embedded }, 'openapi-fetch')
   const hey = await clients.withHeyApi(base)
   t.strictSame(hey.names, names, '@hey-api: the in filter sent as the repeated parameter')
   t.strictSame(hey.studios, studios)

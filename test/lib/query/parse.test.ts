@@ -133,7 +133,7 @@ t.test('the defaults of GET /', async (t) => {
   t.strictSame({ binding, cursor, format }, { binding: 'pq_movie\0-id\0[]', cursor: null, format: null })
   t.strictSame(
     { ...q, order: orderOf(parsed) },
-    { filters: [], order: [['id', true]], fields: null, readable: false, page: 1, pageSize: 15, rangeHeader: false, rangeHeaderName: 'pq_movie' }
+    { filters: [], order: [['id', true]], fields: null, readable: false, page: 1, pageSize: 15, rangeHeader: false, rangeHeaderName: 'pq_movie', embeds: new Map() }
   )
   t.equal(q.order[0]!.field, ctx.fields.get('id'))
 })
@@ -634,7 +634,7 @@ t.test('parseFilterQuery: the filters of GET /, control parameters not even read
 })
 
 t.test('parseSingleQuery: __visible_fields and __readable; filters and the rest ignored', async (t) => {
-  t.strictSame(parseSingleQuery(ctx, raw({})), { fields: null, readable: false })
+  t.strictSame(parseSingleQuery(ctx, raw({})), { fields: null, readable: false, embeds: new Map() })
   const q = parseSingleQuery(ctx, raw({
     name: ['a', 'b'],
     rating: 'abc',
@@ -648,7 +648,7 @@ t.test('parseSingleQuery: __visible_fields and __readable; filters and the rest 
   }))
   t.strictSame({ fields: q.fields?.map((f) => f.name), readable: q.readable }, { fields: ['name', 'director.name'], readable: true })
   t.equal(q.fields![1], ctx.fields.get('director.name'))
-  t.strictSame(parseSingleQuery(ctx, raw({ __visible_fields: '' })), { fields: null, readable: false })
+  t.strictSame(parseSingleQuery(ctx, raw({ __visible_fields: '' })), { fields: null, readable: false, embeds: new Map() })
 })
 
 t.test('parseIdsQuery: search, limit and offset only', async (t) => {

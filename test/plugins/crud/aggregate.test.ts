@@ -17,6 +17,7 @@ const { app } = await aggregateApp(t, async (app) => {
   await app.register(tableCrud, {
     table: person,
     prefix: '/guarded',
+    maxJoins: 1,
     aggregates: true,
     validators: { getAggregate: [(_crud, request) => { if ((request.query as { groups: unknown[] }).groups.length > 0) throw new HttpError(403, 'No grouping here') }] }
   })
@@ -156,6 +157,15 @@ t.test('every bad part is a 400 naming it', async (t) => {
   ]
   for (const [query, code, message] of cases) {
     const response = await app.inject({ url: `/films/aggregate/?${query}` })
+    t.equal(response.statusCode, 400, query)
+    t.match(json(response), { code, message }, query)
+  }
+  // A to-many path (agg_person's reverse relation agg_film) would count a person once per film.
+  for (const [query, code, message] of [
+    ['__group_by=agg_film.year', 'TABLECRUD_ERR_QS_INVALID_GROUP_BY', '__group_by item "agg_film.year": agg_film is a to-many relation; aggregate on its own table\'s /aggregate/ instead.'],
+    ['__aggregate=avg(agg_film.rating)', 'TABLECRUD_ERR_QS_INVALID_AGGREGATE', '__aggregate item "avg(agg_film.rating)": agg_film is a to-many relation; aggregate on its own table\'s /aggregate/ instead.']
+  ]) {
+    const response = await app.inject({ url: `/guarded/aggregate/?${query}` })
     t.equal(response.statusCode, 400, query)
     t.match(json(response), { code, message }, query)
   }
