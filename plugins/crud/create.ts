@@ -3,12 +3,8 @@ import type { FastifySchemaCompiler, FastifyValidationResult } from 'fastify/typ
 import { Type, type TArray, type TObject, type TUnion } from '@sinclair/typebox'
 import type { Ajv } from 'ajv'
 import { rowETag } from '../../lib/etag.js'
-import {
-  bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, TABLECRUD_ERR_BODY_ROW_COUNT, withBody, type FieldError
-} from '../../lib/errors.js'
-import type { Runner } from '../../lib/db/port.js'
+import { bodyInvalid, bodyOf, TABLECRUD_ERR_BODY_ROW_COUNT, type FieldError } from '../../lib/errors.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
-import type { Statement } from '../../lib/table/statement.js'
 import type { RawQuery } from '../../lib/query/parse.js'
 import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
@@ -25,6 +21,7 @@ import { lazyValidator, serialiserCompiler } from './compilers.js'
 import { route } from './routing.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
+import { atIndex, writeRows } from './write-rows.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
 
@@ -177,16 +174,6 @@ export function postBodyCompiler (ajv: Ajv): FastifySchemaCompiler<FastifySchema
 }
 
 /**
- * The error of the element at `index`, saying so: field errors gain `index` (as Ajv's do), any
- * other error `details.index`.
- */
-export function atIndex (error: unknown, index: number): Error {
-  const body = bodyOf(error)
-  if (error instanceof TABLECRUD_ERR_BODY_INVALID) return bodyInvalid((body!.errors as FieldError[]).map((e) => ({ index, ...e })))
-  return withBody(error as Error, { ...body, details: { ...(body?.details as object | undefined), index } })
-}
-
-/**
  * Converts every element's values (`toRow`, which throws only its 400 of field errors): the
  * failures of all the elements make one 400, each with its element's index.
  */
@@ -213,47 +200,4 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
   const { table, options: { excludeSecrets } } = c
   return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
     (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets))
-}
-
-/**
- * Writes rows, all or none, and resolves to what each statement returned, in order: each of
- * `runs` (consecutive rows) in one statement by `many`, several runs in one transaction. When
- * the database refuses a statement with a client error (a constraint, a value out of range),
- * nothing was written, and the rows are written again one by one (`one`) in a transaction,
- * only to learn which one is refused: the first to fail answers, with its index, and the
- * transaction rolls back. With no runs, rows go that second way directly.
- */
-export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
-  const { db } = c
-  if (runs.length > 0) {
-    const inRuns = async (runner: Runner): Promise<Row[]> => {
-      const written: Row[] = []
-      for (const run of runs) written.push(...(await runner.run(many(run))).rows)
-      return written
-    }
-    try {
-      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
-    } catch (error) {
-      if (clientError(error) === undefined) throw error
-    }
-  }
-  return await db.transaction(async (tx) => {
-    const created: Row[] = []
-    for (const [index, row] of rows.entries()) {
-      try {
-        created.push((await tx.run(one(row))).rows[0]!)
-      } catch (error) {
-        const refused = clientError(error)
-        // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
-        throw refused === undefined ? error : atIndex(refused, index)
-      }
-    }
-    return created
-  })
-}
-
-/** The 4xx a database error maps to, or undefined for any other error (a 503, a bug). */
-export function clientError (error: unknown): Error | undefined {
-  const mapped = fromDatabaseError(error) as (Error & { statusCode: number }) | undefined
-  return mapped !== undefined && mapped.statusCode < 500 ? mapped : undefined
 }

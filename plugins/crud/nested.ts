@@ -13,7 +13,7 @@ import { fieldErrors } from '../errors.js'
 import { bodyValues, type BodyValues } from './body.js'
 import { lazyValidator } from './compilers.js'
 import type { CrudContext } from './context.js'
-import { clientError } from './create.js'
+import { clientError } from './write-rows.js'
 import type { Row } from './options.js'
 
 /**

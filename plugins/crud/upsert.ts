@@ -3,7 +3,7 @@ import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
 import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import type { CrudContext } from './context.js'
-import { writeRows } from './create.js'
+import { writeRows } from './write-rows.js'
 import type { Row } from './options.js'
 
 /** Upsert (SPEC §8.5): POST `/` with `__on_conflict`, of one row or of an array of rows. */

@@ -161,10 +161,11 @@ t.test('every bad part is a 400 naming it', async (t) => {
     t.match(json(response), { code, message }, query)
   }
   // A to-many path (agg_person's reverse relation agg_film) would count a person once per film.
-  for (const [query, code, message] of [
+  const toMany: Array<[string, string, string]> = [
     ['__group_by=agg_film.year', 'TABLECRUD_ERR_QS_INVALID_GROUP_BY', '__group_by item "agg_film.year": agg_film is a to-many relation; aggregate on its own table\'s /aggregate/ instead.'],
     ['__aggregate=avg(agg_film.rating)', 'TABLECRUD_ERR_QS_INVALID_AGGREGATE', '__aggregate item "avg(agg_film.rating)": agg_film is a to-many relation; aggregate on its own table\'s /aggregate/ instead.']
-  ]) {
+  ]
+  for (const [query, code, message] of toMany) {
     const response = await app.inject({ url: `/guarded/aggregate/?${query}` })
     t.equal(response.statusCode, 400, query)
     t.match(json(response), { code, message }, query)

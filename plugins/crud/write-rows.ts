@@ -1,0 +1,63 @@
+import { bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, withBody, type FieldError } from '../../lib/errors.js'
+import type { Runner } from '../../lib/db/port.js'
+import type { Statement } from '../../lib/table/statement.js'
+import type { CrudContext } from './context.js'
+import type { Row } from './options.js'
+
+/*
+ * Writing several rows all or none, and naming the one the database refuses: shared by POST of
+ * an array, upsert and nested insert.
+ */
+
+/**
+ * The error of the element at `index`, saying so: field errors gain `index` (as Ajv's do), any
+ * other error `details.index`.
+ */
+export function atIndex (error: unknown, index: number): Error {
+  const body = bodyOf(error)
+  if (error instanceof TABLECRUD_ERR_BODY_INVALID) return bodyInvalid((body!.errors as FieldError[]).map((e) => ({ index, ...e })))
+  return withBody(error as Error, { ...body, details: { ...(body?.details as object | undefined), index } })
+}
+
+/**
+ * Writes rows, all or none, and resolves to what each statement returned, in order: each of
+ * `runs` (consecutive rows) in one statement by `many`, several runs in one transaction. When
+ * the database refuses a statement with a client error (a constraint, a value out of range),
+ * nothing was written, and the rows are written again one by one (`one`) in a transaction,
+ * only to learn which one is refused: the first to fail answers, with its index, and the
+ * transaction rolls back. With no runs, rows go that second way directly.
+ */
+export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
+  const { db } = c
+  if (runs.length > 0) {
+    const inRuns = async (runner: Runner): Promise<Row[]> => {
+      const written: Row[] = []
+      for (const run of runs) written.push(...(await runner.run(many(run))).rows)
+      return written
+    }
+    try {
+      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
+    } catch (error) {
+      if (clientError(error) === undefined) throw error
+    }
+  }
+  return await db.transaction(async (tx) => {
+    const created: Row[] = []
+    for (const [index, row] of rows.entries()) {
+      try {
+        created.push((await tx.run(one(row))).rows[0]!)
+      } catch (error) {
+        const refused = clientError(error)
+        // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
+        throw refused === undefined ? error : atIndex(refused, index)
+      }
+    }
+    return created
+  })
+}
+
+/** The 4xx a database error maps to, or undefined for any other error (a 503, a bug). */
+export function clientError (error: unknown): Error | undefined {
+  const mapped = fromDatabaseError(error) as (Error & { statusCode: number }) | undefined
+  return mapped !== undefined && mapped.statusCode < 500 ? mapped : undefined
+}
