@@ -16,7 +16,8 @@ import { fieldErrors } from '../errors.js'
 import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
-import { lazyValidator, serialiserCompiler } from './compilers.js'
+import { lazyValidator } from './compilers.js'
+import { beforeCommit, rowAnswer } from './before-commit.js'
 import { route } from './routing.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
@@ -37,9 +38,10 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
   // A copy of each body: a validator or hook may change it in place.
   const check = (body: Row): Checked => ({ body: { ...body }, row: values.toRow(body) })
   const created = createdResponse(row)
-  // Each answer by its own schema: the route's, the union of both, is for OpenAPI.
-  const serialiseRow = serialiserCompiler({ schema: row })
-  const serialiseCreated = serialiserCompiler({ schema: created })
+  // Each answer by its own schema (the route's, the union of both, is for OpenAPI), written
+  // before COMMIT: a row it cannot write is not committed (issue 27).
+  const answerRow = rowAnswer(table, row)
+  const answerRows = (rows: readonly Row[]): string => `{"rows":[${rows.map(answerRow).join(',')}]}`
   const answers = Type.Union([row, created], { 'x-response-description': 'Created: the row, with Location and ETag, for an object body; `{"rows": [...]}`, without them, for an array body.' })
 
   route<{ Body: Row | Row[] }>(fastify, {
@@ -59,22 +61,25 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
         await c.validate('postSingle', request)
         const rows: Values[] = []
         for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!).catch((error: unknown) => { throw atIndex(error, index) }))
-        return send(reply, serialiseCreated, { rows: await insertRows(c, rows) })
+        return send(reply, await insertRows(c, rows, answerRows))
       }
       const checked = check(body)
       await c.validate('postSingle', request)
-      const result = await c.db.run(compileInsert(table, await toWrite(request, body, checked), c.options.excludeSecrets))
-      const one = result.rows[0]!
+      const values = await toWrite(request, body, checked)
+      const { one, text } = await beforeCommit(c.db, async (tx) => {
+        const one = (await tx.run(compileInsert(table, values, c.options.excludeSecrets))).rows[0]!
+        return { one, text: answerRow(one) }
+      })
       const prefix = fastify.prefix.replace(/\/$/, '')
       reply.header('location', `${prefix}/${encodeURIComponent(String(one[pk.name]))}/`).header('etag', rowETag(one))
-      return send(reply, serialiseRow, one)
+      return send(reply, text)
     }
   })
 }
 
-/** A 201 of POST `/`, by the serialiser of its answer. A custom serialiser leaves the content type unset. */
-function send (reply: FastifyReply, serialise: (body: unknown) => string, body: unknown): FastifyReply {
-  return reply.code(201).type('application/json; charset=utf-8').serializer(serialise).send(body)
+/** A 201 of POST `/`, its body already written. */
+function send (reply: FastifyReply, text: string): FastifyReply {
+  return reply.code(201).type('application/json; charset=utf-8').send(text)
 }
 
 /**
@@ -135,7 +140,8 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
 }
 
 /**
- * Inserts the rows, all or none, and resolves to them as created, in order. Rows with the same
+ * Inserts the rows, all or none, and resolves to `answer` of them as created, in order, written
+ * before COMMIT (a row it cannot write is not committed). Rows with the same
  * columns go in one statement (atomic by itself). When that statement is refused by a client
  * error of the database (a constraint, a value out of range), it has written nothing, and the
  * rows are inserted again one by one in a transaction, only to learn which one is refused: the
@@ -143,16 +149,16 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
  * differ (hooks that add or drop keys, a UUID key given for some rows only) take that second
  * way directly.
  */
-export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
+export async function insertRows<T> (c: CrudContext, rows: readonly Values[], answer: (created: Row[]) => T): Promise<T> {
   const { table, db, options: { excludeSecrets } } = c
   if (sameColumns(rows)) {
     try {
-      return (await db.run(compileInsertRows(table, rows, excludeSecrets))).rows
+      return await beforeCommit(db, async (tx) => answer((await tx.run(compileInsertRows(table, rows, excludeSecrets))).rows))
     } catch (error) {
       if (clientError(error) === undefined) throw error
     }
   }
-  return await db.transaction(async (tx) => {
+  return await beforeCommit(db, async (tx) => {
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
@@ -163,7 +169,7 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
         throw refused === undefined ? error : atIndex(refused, index)
       }
     }
-    return created
+    return answer(created)
   })
 }
 
