@@ -9,7 +9,8 @@ import type { Database } from '../../lib/db/port.js'
 import { databaseHelper } from '../database.js'
 import { claimOperationIds } from '../operation-ids.js'
 import { bodyAjv } from './compilers.js'
-import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation } from './options.js'
+import { withValidatorQuery } from './validator-query.js'
+import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation, type ValidatorRequest } from './options.js'
 
 type RouteSchema = FastifySchema & { response: Record<number, unknown> }
 
@@ -84,9 +85,12 @@ function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['valida
   // Each operation's own validators, then `every` (SPEC §2.9), listed once here rather than per request.
   const lists = new Map(OPERATIONS.map((op) => [op, [...(op === 'every' ? [] : validators[op] ?? []), ...(validators.every ?? [])]]))
   return async (operation, request) => {
-    for (const validator of lists.get(operation)!) {
-      await guarded(async () => await validator(crud, request, extraContext), () => new TABLECRUD_ERR_VALIDATION())
-    }
+    const list = lists.get(operation)!
+    if (list.length === 0) return
+    // One shape of request.query for every operation (issue 27): the query string as sent.
+    await withValidatorQuery(request, async () => {
+      for (const validator of list) await guarded(async () => await validator(crud, request as ValidatorRequest, extraContext), () => new TABLECRUD_ERR_VALIDATION())
+    })
   }
 }
 

@@ -4,6 +4,7 @@ import type { MediaStorage } from '../../lib/media/storage.js'
 import { isTable, type KeyValueOf, type PatchOf, type Table, type WriteRowOf } from '../../lib/table/table.js'
 import type { PoolOptions } from '../database.js'
 import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
+import type { ValidatorQuery } from './validator-query.js'
 
 /** The options of `tableCrud`, their types and their checks at registration (SPEC §2.1). */
 
@@ -20,7 +21,10 @@ export interface Crud<T extends Table = Table> {
   readonly maxJoins: number
 }
 
-export type Validator<T extends Table = Table> = (crud: Crud<T>, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
+/** A validator's request: `request.query` is the query string as sent, for every operation (`ValidatorQuery`). */
+export type ValidatorRequest = FastifyRequest<{ Querystring: ValidatorQuery }>
+
+export type Validator<T extends Table = Table> = (crud: Crud<T>, request: ValidatorRequest, extraContext: Record<string, unknown>) => void | Promise<void>
 
 export const OPERATIONS = [
   'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
