@@ -52,13 +52,18 @@ export function refuseMethod (allow: string) {
 
 /**
  * The routes of a login context: POST at the prefix (its operationId the plugin's name, docs/openapi.md), a 405 with `Allow: POST` for the other
- * methods (answered before the body is read), and errors in the SPEC shape (a body that is not
+ * methods (answered before the body is read), `Cache-Control: no-store` on every answer, and errors in the SPEC shape (a body that is not
  * JSON is a 400; one that is not `application/json` a 415). The body documents `mfa_code` and
  * `mfa_provider` when the plugin has `mfaProviders` (their names).
  */
 export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: string, handler: RouteHandlerMethod, mfaProviders: readonly string[] = []): void {
   fastify.setErrorHandler(errorHandler)
   fastify.removeContentTypeParser('text/plain')
+  // A credential, or the refusal of one (a 401, and a 400 or 415 of a body never read, issue
+  // 27): no cache (browser, proxy) may keep any answer of a login (SPEC §3.2).
+  fastify.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
   fastify.route({
     method: 'POST',
     url: '/',
