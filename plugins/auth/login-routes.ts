@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
 import { errorHandler, pathOf, sendError } from '../errors.js'
-import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { errorResponse, MfaLockedResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import type {} from '../web/types.js'
 import { claimOperationIds } from '../operation-ids.js'
 
@@ -67,7 +67,7 @@ export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: 
   fastify.route({
     method: 'POST',
     url: '/',
-    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, tags: ['login'], body: loginBody(mfaProviders), response: LOGIN_RESPONSES },
+    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, tags: ['login'], body: loginBody(mfaProviders), response: mfaProviders.length > 0 ? { ...LOGIN_RESPONSES, 429: MfaLockedResponse } : LOGIN_RESPONSES },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
     // The body schema documents the route; the handler checks the body itself, because a

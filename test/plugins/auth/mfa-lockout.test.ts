@@ -9,6 +9,7 @@ import { jwtLogin } from '../../../plugins/auth/jwt-login.js'
 import { sessionLogin } from '../../../plugins/auth/session-login.js'
 import { testDatabase } from '../../helpers/db.js'
 import { freshCode } from '../../helpers/totp.js'
+import { openApi } from '../../../plugins/openapi.js'
 import { authApp } from './auth-app.js'
 import { createSessionTables, FORM, form } from './session-app.js'
 
@@ -18,6 +19,7 @@ const db = await testDatabase(t)
 await createSessionTables(db)
 const totp = authenticatorProvider({ encryptionKey: randomBytes(32), maxFailures: 2, failureWindow: '10m' })
 const app = await authApp(t, db, async (app) => {
+  await app.register(openApi, { info: { title: 'lockout', version: '1.0.0' } })
   await createTables(app.pg, [mfaSecretTable])
   app.register(sessionLogin, { prefix: '/login', mfaProviders: [totp] })
   app.register(jwtLogin, { prefix: '/jwt', secret: 'jwt-secret-for-the-lockout-test-0123456789', mfaProviders: [totp] })
@@ -53,4 +55,13 @@ t.test('two wrong codes, then 429 with Retry-After on the JSON and form logins o
   t.equal(recovered.statusCode, 200, 'a recovery code is never locked out')
   t.same(recovered.json(), { message: 'logged in' })
   t.equal((await app.inject(login('/login/', '000002'))).json().code, 'TABLECRUD_ERR_MFA_FAILED', 'the count started again')
+})
+
+t.test('the OpenAPI document gives the logins with MFA their 429 and its Retry-After', async (t) => {
+  const doc = app.swagger() as any
+  for (const path of ['/login/', '/jwt/']) {
+    const locked = doc.paths[path].post.responses['429']
+    t.match(locked.description, /Too many wrong MFA codes/, path)
+    t.ok(locked.headers['Retry-After'], `${path}: Retry-After`)
+  }
 })
