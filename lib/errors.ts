@@ -253,6 +253,8 @@ export function fromDatabaseError (error: unknown): Error | undefined {
     case '23514': case '23P01': return constraintError(TABLECRUD_ERR_DB_CHECK)
   }
   if (sqlstate.startsWith('22')) return new TABLECRUD_ERR_DB_DATA(e.message)
+  // A write a row-level security policy refuses (a claims mount, SPEC §8.6); any other 42501 (a missing GRANT) is the integrator's bug.
+  if (sqlstate === '42501' && e.message.startsWith('new row violates row-level security policy')) return new TABLECRUD_ERR_DB_ROW_POLICY()
   if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||
       sqlstate === '40001' || sqlstate === '40P01' || isStalePlan(e) || CONNECTION_CODES.has(sqlstate) ||
       CONNECTION_MESSAGES.test(e.message)) {
@@ -285,6 +287,7 @@ export const TABLECRUD_ERR_AUTH_SESSION = make('TABLECRUD_ERR_AUTH_SESSION', '%s
 export const TABLECRUD_ERR_AUTH_FORBIDDEN = make('TABLECRUD_ERR_AUTH_FORBIDDEN', '%s', 403)
 export const TABLECRUD_ERR_MFA_REQUIRED = make('TABLECRUD_ERR_MFA_REQUIRED', 'MFA code required', 401)
 export const TABLECRUD_ERR_MFA_FAILED = make('TABLECRUD_ERR_MFA_FAILED', 'MFA failed', 401)
+export const TABLECRUD_ERR_DB_ROW_POLICY = make('TABLECRUD_ERR_DB_ROW_POLICY', 'The row is outside what a row-level security policy lets you write.', 403)
 export const TABLECRUD_ERR_MFA_LOCKED = make('TABLECRUD_ERR_MFA_LOCKED', 'Too many wrong MFA codes: try again in %s seconds, or use a recovery code.', 429)
 export const TABLECRUD_ERR_MFA_CODE_USED = make('TABLECRUD_ERR_MFA_CODE_USED', 'This code was just used; wait for the next one', 401)
 export const TABLECRUD_ERR_MFA_PROVIDER = make('TABLECRUD_ERR_MFA_PROVIDER', '%s', 401)

@@ -10,6 +10,7 @@ import { databaseHelper } from '../database.js'
 import { claimOperationIds } from '../operation-ids.js'
 import { bodyAjv } from './compilers.js'
 import { withValidatorQuery } from './validator-query.js'
+import { claimsDatabase } from './claims.js'
 import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation, type ValidatorRequest } from './options.js'
 
 type RouteSchema = FastifySchema & { response: Record<number, unknown> }
@@ -62,7 +63,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     options,
     crud,
     query: queryContext(table, options),
-    db: databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }),
+    db: claimed(fastify, databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }), options),
     ajv: bodyAjv,
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
     validate: validatorsOf(crud, options),
@@ -77,6 +78,11 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     }),
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize }
   }
+}
+
+/** The mount's database, through its claims (SPEC §8.6) when it has them. */
+function claimed (fastify: FastifyInstance, db: Database, { claims, role }: CheckedOptions): Database {
+  return claims === undefined ? db : claimsDatabase(fastify, db, claims, role ?? null)
 }
 
 function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['validate'] {
