@@ -8,7 +8,9 @@ import type { Database } from '../../../lib/db/port.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { claimsDatabase } from '../../../plugins/crud/claims.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
-import { testDatabase } from '../../helpers/db.js'
+import { DATABASE_URL, testDatabase } from '../../helpers/db.js'
+import { pgbouncerMissing, startPgBouncer } from '../../helpers/pgbouncer.js'
+import { tablecrudDatabase } from '../../../plugins/tablecrud-database.js'
 
 // SPEC §8.6 (issue 27 point 2): `claims` and `role`, with real CREATE POLICY rules and a role
 // that does not own the table, so PostgreSQL's row-level security decides every statement.
@@ -81,6 +83,24 @@ if (setUp !== null) {
     const bulk = await app.inject(as(1, { method: 'DELETE', url: '/notes/?id__operator=not_null' }))
     t.equal(bulk.headers['x-deleted-count'], '3', 'the bulk delete takes the user\'s three rows')
     t.same(await texts(), ['theirs'], 'and leaves the other\'s')
+  })
+
+  t.test('through PgBouncer in transaction mode: concurrent users on shared server connections, nothing left on them', { skip: pgbouncerMissing(DATABASE_URL) ?? false }, async (t) => {
+    await reset()
+    const bouncer = await startPgBouncer(t, { upstream: db.connectionString, poolSize: 2 })
+    const pooled = Fastify()
+    await pooled.register(fastifyPostgres, { connectionString: bouncer.connectionString, max: 4 })
+    await pooled.register(tablecrudDatabase, { preparedStatements: 'unnamed' })
+    await pooled.register(tableCrud, { table: note, prefix: '/notes', readOnly: false, claims, role })
+    t.teardown(async () => await pooled.close())
+    const lists = await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const user = 1 + (i % 2)
+      const res = await pooled.inject(as(user, { url: '/notes/?__format=ndjson' }))
+      return { user, texts: res.body.trim().split('\n').map((line) => JSON.parse(line).text as string).sort() }
+    }))
+    for (const { user, texts } of lists) t.same(texts, user === 1 ? ['mine', 'mine too'] : ['theirs'])
+    const left = await pooled.pg.query("SELECT current_user AS who, coalesce(current_setting('request.claims', true), '') AS claims")
+    t.same(left.rows, [{ who: new URL(DATABASE_URL!).username || 'postgres', claims: '' }], 'the server connection is as it was')
   })
 
   t.test('the claims: a request they refuse gets their status; without a role the owner passes the policies', async (t) => {
