@@ -55,7 +55,9 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     maxJoins
   })
   const operationIds = claimOperationIds(fastify, 'tableCrud', table.name, options.operationIdPrefix)
-  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0
+  // A validator may refuse any operation (403); with claims, a row-level security policy a write.
+  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0 ||
+    (options.claims !== undefined && POLICY_CHECKED.has(operation))
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   return {
     fastify,
@@ -79,6 +81,9 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize }
   }
 }
+
+/** The writes whose new row a `WITH CHECK` policy may refuse (403 TABLECRUD_ERR_DB_ROW_POLICY). */
+const POLICY_CHECKED: ReadonlySet<Operation> = new Set(['postSingle', 'putSingle', 'patchSingle'])
 
 /** The mount's database, through its claims (SPEC §8.6) when it has them. */
 function claimed (fastify: FastifyInstance, db: Database, { claims, role }: CheckedOptions): Database {

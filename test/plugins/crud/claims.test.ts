@@ -8,6 +8,7 @@ import type { Database } from '../../../lib/db/port.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { claimsDatabase } from '../../../plugins/crud/claims.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
+import { openApi } from '../../../plugins/openapi.js'
 import { DATABASE_URL, testDatabase } from '../../helpers/db.js'
 import { pgbouncerMissing, startPgBouncer } from '../../helpers/pgbouncer.js'
 import { tablecrudDatabase } from '../../../plugins/tablecrud-database.js'
@@ -37,6 +38,7 @@ if (setUp !== null) {
 
   const app = Fastify()
   await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(openApi, { info: { title: 'claims', version: '1.0.0' } })
   const claims = (request: { headers: Record<string, unknown> }): Record<string, unknown> => {
     if (request.headers['x-user'] === undefined) throw new HttpError(401, 'Who are you?')
     return { sub: Number(request.headers['x-user']) }
@@ -101,6 +103,12 @@ if (setUp !== null) {
     for (const { user, texts } of lists) t.same(texts, user === 1 ? ['mine', 'mine too'] : ['theirs'])
     const left = await pooled.pg.query("SELECT current_user AS who, coalesce(current_setting('request.claims', true), '') AS claims")
     t.same(left.rows, [{ who: new URL(DATABASE_URL!).username || 'postgres', claims: '' }], 'the server connection is as it was')
+  })
+
+  t.test('the OpenAPI document gives the writes of a claims mount their 403', async (t) => {
+    const doc = app.swagger() as any
+    for (const [path, method] of [['/notes/', 'post'], ['/notes/{id}/', 'put'], ['/notes/{id}/', 'patch']] as const) t.ok(doc.paths[path][method].responses['403'], `${method} ${path}`)
+    t.notOk(doc.paths['/notes/'].get.responses['403'], 'a read is not refused: the policies hide rows')
   })
 
   t.test('the claims: a request they refuse gets their status; without a role the owner passes the policies', async (t) => {
