@@ -8,7 +8,7 @@ export { createTables, dropTables, startEmbeddedPostgres, checkTables } from './
 export type { Queryable, Database, DatabaseHandle, Runner, Result, Intent, EmbeddedPostgres, EmbeddedOptions, TableProblem, TableProblemKind } from './lib/db/index.js'
 export { HttpError } from './lib/errors.js'
 export { tableCrud } from './plugins/crud/table-crud.js'
-export type { TableCrudOptions, TableCrudPlugin, Validators, Validator, Hook, HookContext, Crud, Row } from './plugins/crud/table-crud.js'
+export type { TableCrudOptions, TableCrudPlugin, Validators, Validator, ValidatorRequest, ValidatorQuery, Hook, HookContext, Crud, Row } from './plugins/crud/table-crud.js'
 export { userTable, tokenTable, createUser, createToken, hashPassword, tableTokenProvider, staticTokenProvider, securitySchemesOf } from './lib/auth/index.js'
 export type { NewUser, UserRow, CreateUserOptions, TokenAuthProvider, TokenLoginProvider, ProviderContext, TableTokenProviderOptions } from './lib/auth/index.js'
 export type { AuthUser } from './plugins/auth/types.js'

@@ -151,6 +151,20 @@ export function withBody<E extends Error> (error: E, body: Record<string, unknow
   return error
 }
 
+/**
+ * The 429 of an account whose wrong MFA codes reached the limit (issue 27), carrying when to try
+ * again for `Retry-After`.
+ */
+export function mfaLocked (seconds: number): Error {
+  return Object.assign(new TABLECRUD_ERR_MFA_LOCKED(seconds), { retryAfter: seconds })
+}
+
+/** The seconds an error says to wait (its `Retry-After`), or undefined. */
+export function retryAfterOf (error: unknown): number | undefined {
+  const seconds = (error as { retryAfter?: unknown }).retryAfter
+  return typeof seconds === 'number' ? seconds : undefined
+}
+
 /** A failing field of a body; `index` is the element's in an array body (SPEC §7.4). */
 export interface FieldError {
   index?: number
@@ -251,6 +265,8 @@ export function fromDatabaseError (error: unknown): Error | undefined {
   }
   // 21000: an upsert whose rows name one conflicting row twice (two spellings of one value).
   if (sqlstate.startsWith('22') || sqlstate === '21000') return new TABLECRUD_ERR_DB_DATA(e.message)
+  // A write a row-level security policy refuses (a claims mount, SPEC §8.6); any other 42501 (a missing GRANT) is the integrator's bug.
+  if (sqlstate === '42501' && e.message.startsWith('new row violates row-level security policy')) return new TABLECRUD_ERR_DB_ROW_POLICY()
   if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||
       sqlstate === '40001' || sqlstate === '40P01' || isStalePlan(e) || CONNECTION_CODES.has(sqlstate) ||
       CONNECTION_MESSAGES.test(e.message)) {
@@ -283,6 +299,8 @@ export const TABLECRUD_ERR_AUTH_SESSION = make('TABLECRUD_ERR_AUTH_SESSION', '%s
 export const TABLECRUD_ERR_AUTH_FORBIDDEN = make('TABLECRUD_ERR_AUTH_FORBIDDEN', '%s', 403)
 export const TABLECRUD_ERR_MFA_REQUIRED = make('TABLECRUD_ERR_MFA_REQUIRED', 'MFA code required', 401)
 export const TABLECRUD_ERR_MFA_FAILED = make('TABLECRUD_ERR_MFA_FAILED', 'MFA failed', 401)
+export const TABLECRUD_ERR_DB_ROW_POLICY = make('TABLECRUD_ERR_DB_ROW_POLICY', 'The row is outside what a row-level security policy lets you write.', 403)
+export const TABLECRUD_ERR_MFA_LOCKED = make('TABLECRUD_ERR_MFA_LOCKED', 'Too many wrong MFA codes: try again in %s seconds, or use a recovery code.', 429)
 export const TABLECRUD_ERR_MFA_CODE_USED = make('TABLECRUD_ERR_MFA_CODE_USED', 'This code was just used; wait for the next one', 401)
 export const TABLECRUD_ERR_MFA_PROVIDER = make('TABLECRUD_ERR_MFA_PROVIDER', '%s', 401)
 export const TABLECRUD_ERR_FORM_MEDIA_TYPE = make('TABLECRUD_ERR_FORM_MEDIA_TYPE', 'The body must be application/json or application/x-www-form-urlencoded, not %s.', 415)

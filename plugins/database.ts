@@ -256,16 +256,16 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   }
   const runOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
     await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)), on)
-  const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<RowCursor<R>> =>
-    await openCursor<R>(await checkout(on), statement, configOf)
+  const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
+    await openCursor<R>(await checkout(on), statement, configOf, prelude)
   return {
     run: async (statement, intent) => replicas === null || intent !== 'read'
       ? await runOn(statement, pool)
       : await replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
     query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
-    cursor: async (statement, intent) => replicas === null || intent !== 'read'
-      ? await cursorOn(statement, pool)
+    cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
+      ? await cursorOn(statement, pool, prelude)
       : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
     transaction: async (work) => await inTransaction(await checkout(pool), configOf, work).then((result) => {
       health.answered()
@@ -320,11 +320,18 @@ function primaryAfterFirstFailure<R extends Row> (replica: RowCursor<R>, primary
  * statements (a transaction-mode pooler) it runs inside BEGIN ... COMMIT, so the pooler keeps
  * the server connection for it and no session state outlives it (SPEC §9.1).
  */
-async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf): Promise<RowCursor<R>> {
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf, prelude: readonly Statement[]): Promise<RowCursor<R>> {
   // Loaded on the first export, not at import (like every package only some features use).
   const { default: Cursor } = await import('pg-cursor')
-  const inTransaction = !configOf.named
-  if (inTransaction) await client.query(configOf(BEGIN)).catch((error: Error) => { client.release(error); throw error })
+  const inTransaction = !configOf.named || prelude.length > 0
+  if (inTransaction) {
+    try {
+      for (const first of [BEGIN, ...prelude]) await client.query(configOf(first))
+    } catch (error) {
+      client.release(error as Error)
+      throw error
+    }
+  }
   const cursor = client.query(new Cursor<R>(statement.text, statement.values as unknown[], { types: wireTypes }))
   let released = false
   let failure: Error | null = null

@@ -2,7 +2,7 @@ import { STATUS_CODES } from 'node:http'
 import { schemaDriftHint } from '../lib/db/check.js'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import {
-  bodyInvalid, bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, TABLECRUD_ERR_BODY_MEDIA_TYPE,
+  bodyInvalid, bodyOf, fromDatabaseError, httpCode, RETRY_AFTER_SECONDS, retryAfterOf, TABLECRUD_ERR_BODY_MEDIA_TYPE,
   TABLECRUD_ERR_BODY_NOT_JSON, TABLECRUD_ERR_BODY_TOO_LARGE, TABLECRUD_ERR_DB_UNAVAILABLE, TABLECRUD_ERR_INTERNAL, type FieldError
 } from '../lib/errors.js'
 import { databaseHealth } from './database.js'
@@ -91,6 +91,8 @@ export function pathOf (request: FastifyRequest): string {
 export function sendError (reply: FastifyReply, error: unknown): FastifyReply {
   const clientError = toClientError(error, reply.request?.headers['content-type'])
   if (clientError.statusCode === 503) reply.header('retry-after', String(RETRY_AFTER_SECONDS))
+  const retryAfter = retryAfterOf(clientError)
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
   return reply.code(clientError.statusCode).type('application/json; charset=utf-8').send(errorBody(clientError))
 }
 

@@ -139,6 +139,9 @@ export function errorResponse (description: string): TSchema {
 }
 
 /** A 503 whose cause `description` names, with `Retry-After`. */
+/** The 429 of a login whose account tried too many wrong MFA codes (authenticatorProvider's lockout). */
+export const MfaLockedResponse = withHeaders(errorResponse('Too many wrong MFA codes for this account (TABLECRUD_ERR_MFA_LOCKED): try again after `Retry-After` seconds, or use a recovery code.'), { 'Retry-After': RetryAfterHeader })
+
 const unavailable = (description: string): TSchema => withHeaders(errorResponse(description), { 'Retry-After': RetryAfterHeader })
 
 /** A 503: the database cannot be reached, with `Retry-After`. */

@@ -1,10 +1,11 @@
-import { optionError } from '../errors.js'
+import { mfaLocked, optionError } from '../errors.js'
+import { parseDuration } from './duration.js'
 import { runnerOf, type DatabaseHandle } from '../db/port.js'
 import type { Statement } from '../table/statement.js'
 import * as sql from '../sql/mfa.js'
 import { isTable, type Table } from '../table/index.js'
 import {
-  decryptSecret, encryptSecret, generateRecoveryCode, hashRecoveryCode, KEY_RULE, matchRecoveryCode, parseKeys,
+  decryptSecret, encryptSecret, generateRecoveryCode, hashRecoveryCode, KEY_RULE, matchRecoveryCode, parseKeys, type MfaKey,
   type EncryptionKey
 } from './mfa-crypto.js'
 import { MFA_COLUMNS, mfaSecretTable } from '../table/auth-tables.js'
@@ -83,6 +84,18 @@ export interface AuthenticatorProviderOptions {
   validWindow?: number
   /** The table of enrollments; default the built-in `auth_mfa_secret`. */
   secretTable?: Table
+  /**
+   * The value of `mfa_provider` that picks this provider (SPEC §5.4): default `'authenticator'`.
+   * Two providers of one login need two names; the same name twice fails at registration.
+   */
+  name?: string
+  /**
+   * How many authenticator codes a user may try without a good one within `failureWindow`;
+   * past it, a 429 (`TABLECRUD_ERR_MFA_LOCKED`) until the window ends. Default 5.
+   */
+  maxFailures?: number
+  /** The window of `maxFailures`, from the first wrong code: seconds or a duration (`'15m'`). Default `'15m'`. */
+  failureWindow?: number | string
 }
 
 const NAME = 'authenticatorProvider'
@@ -95,7 +108,24 @@ async function changed (db: DatabaseHandle, statement: Statement): Promise<numbe
   return (await runnerOf(db).run(statement)).rows.length
 }
 
-function checkOptions (options: AuthenticatorProviderOptions): { issuer: string, count: number, window: number, table: Table } {
+interface Lockout { maxFailures: number, failureWindow: number }
+interface Settings extends Lockout { keys: MfaKey[], name: string, issuer: string, count: number, window: number, table: Table }
+
+/** The lockout options (issue 27). */
+function lockoutOptions (options: AuthenticatorProviderOptions): Lockout {
+  const maxFailures = options.maxFailures ?? 5
+  if (!Number.isInteger(maxFailures) || maxFailures < 1 || maxFailures > 1000) throw optionError(NAME, 'maxFailures', 'must be an integer from 1 to 1000')
+  const failureWindow = parseDuration(options.failureWindow ?? '15m')
+  if (failureWindow === undefined || failureWindow > 86400) throw optionError(NAME, 'failureWindow', 'must be a number of seconds or a duration such as "15m", at most a day')
+  return { maxFailures, failureWindow }
+}
+
+function checkOptions (options: AuthenticatorProviderOptions): Settings {
+  if (typeof options !== 'object' || options === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
+  const keys = parseKeys(options.encryptionKey)
+  if (keys === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
+  const name = options.name ?? 'authenticator'
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw optionError(NAME, 'name', 'must be 1 to 64 letters, digits, "_", "." or "-"')
   const issuer = options.issuer ?? 'fastify-tablecrud'
   if (typeof issuer !== 'string' || issuer === '' || issuer.includes(':')) throw optionError(NAME, 'issuer', 'must be a non-empty string without ":"')
   const count = options.recoveryCodeCount ?? 8
@@ -107,7 +137,16 @@ function checkOptions (options: AuthenticatorProviderOptions): { issuer: string,
   const missing = MFA_COLUMNS.filter((name) => !table.columnMap.has(name))
   if (missing.length > 0) throw optionError(NAME, 'secretTable', `has no ${missing.join(', ')} column`)
   if (!table.columnMap.get('user')!.unique) throw optionError(NAME, 'secretTable', 'must have a unique user column')
-  return { issuer, count, window, table }
+  return { keys, name, issuer, count, window, table, ...lockoutOptions(options) }
+}
+
+/**
+ * Counts an attempt at an authenticator code before it is checked (a good one starts the count
+ * again), or throws the 429 of a user whose attempts are used up in this window (issue 27).
+ */
+async function takeAttempt (db: DatabaseHandle, table: Table, id: number | string, { maxFailures, failureWindow }: Lockout): Promise<void> {
+  if (await changed(db, sql.takeAttempt(table, id, maxFailures, failureWindow)) > 0) return
+  throw mfaLocked((await runnerOf(db).run<{ seconds: number }>(sql.lockRemaining(table, id, failureWindow))).rows[0]!.seconds)
 }
 
 /** Where a user's enrollment stands. */
@@ -126,10 +165,7 @@ function statusOf (row: Row | null): MfaStatus {
  * app.register(mfaSetup, { prefix: '/mfa', provider: totp })
  */
 export function authenticatorProvider (options: AuthenticatorProviderOptions): AuthenticatorProvider {
-  if (typeof options !== 'object' || options === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
-  const keys = parseKeys(options.encryptionKey)
-  if (keys === null) throw optionError(NAME, 'encryptionKey', KEY_RULE)
-  const { issuer, count, window, table } = checkOptions(options)
+  const { keys, name, issuer, count, window, table, ...lockout } = checkOptions(options)
 
   const load = async (db: DatabaseHandle, userId: number | string): Promise<Row | null> => (await runnerOf(db).run<Row>(sql.enrollment(table, userId))).rows[0] ?? null
   const stepOf = (row: Row, userId: number | string, code: string): number | null => {
@@ -138,7 +174,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
   }
 
   return Object.freeze({
-    name: 'authenticator',
+    name,
     secretTable: table,
     async status (userId: number | string, { db }: MfaDbContext) {
       return statusOf(await load(db, userId))
@@ -177,6 +213,7 @@ export function authenticatorProvider (options: AuthenticatorProviderOptions): A
         const hash = matchRecoveryCode(code, row!.recovery_codes)
         return hash !== null && await changed(db, sql.useRecoveryCode(table, row!.id, hash)) === 1
       }
+      await takeAttempt(db, table, row!.id, lockout)
       const step = stepOf(row!, userId, code)
       return step !== null && await changed(db, sql.useStep(table, row!.id, step)) === 1
     },

@@ -20,6 +20,11 @@ export const BEARER_SECURITY_SCHEME = Object.freeze({
 /** The scheme name of session auth with the default cookie `id`. */
 export const COOKIE_SCHEME_NAME = 'cookieAuth'
 
+/** Whether a scheme name is one `recordCookieAuth` gives: session auth's cookie. */
+export function isCookieAuthScheme (name: string): boolean {
+  return name === COOKIE_SCHEME_NAME || name.startsWith(`${COOKIE_SCHEME_NAME}_`)
+}
+
 export interface BearerSecurityScheme { readonly type: 'http', readonly scheme: 'bearer', readonly bearerFormat: string, readonly description: string }
 export interface CookieSecurityScheme { readonly type: 'apiKey', readonly in: 'cookie', readonly name: string, readonly description: string }
 export interface HeaderSecurityScheme { readonly type: 'apiKey', readonly in: 'header', readonly name: string, readonly description: string }

@@ -157,6 +157,28 @@ export async function checkTables (db: DatabaseHandle, tables: readonly Table[])
   return problems
 }
 
+const CHECK_HINT = 'the table definitions and the database differ; run `npx fastify-tablecrud check <module>` to list the differences.'
+
+/**
+ * A row a write returned that its table definition's schema cannot answer: the column's type was
+ * changed in the database by hand (a `real` became an `interval`). Thrown inside the write's
+ * transaction, before COMMIT, so the write is rolled back (issue 27); the client sees a generic
+ * 500 and the log line of `schemaDriftHint`. `column` is null when no one column is to blame.
+ */
+export class SchemaDriftError extends Error {
+  constructor (readonly table: string, readonly column: string | null, readonly expected: string | null, cause: unknown) {
+    super(`A returned row of ${table} does not fit its definition`, { cause })
+    this.name = 'SchemaDriftError'
+  }
+}
+
+/** The log line of a SchemaDriftError. */
+function driftHint (error: SchemaDriftError): string {
+  const what = error.column === null ? `A row of the table ${error.table}` : `The column ${error.column} of the table ${error.table}`
+  const reason = error.cause instanceof Error ? error.cause.message : String(error.cause)
+  return `${what} holds a value its definition (${error.expected ?? 'the row schema'}) cannot answer (${reason}): the write was rolled back; ${CHECK_HINT}`
+}
+
 /** Names of the table or column a 42P01 or 42703 message is about. */
 const MISSING = [
   /^relation "(?<table>[^"]+)" does not exist$/,
@@ -167,11 +189,12 @@ const MISSING = [
 
 /**
  * One log line for a query that failed because the database lacks a table (42P01) or a column
- * (42703) the definitions name, or undefined for any other error. `table` names the table the
+ * (42703) the definitions name, or for a SchemaDriftError, or undefined for any other error. `table` names the table the
  * request was about, for messages that only give a query alias (`t0`).
  * @example request.log.error({ err }, schemaDriftHint(err, 'movie'))
  */
 export function schemaDriftHint (error: unknown, table?: string): string | undefined {
+  if (error instanceof SchemaDriftError) return driftHint(error)
   const { code, message } = errorFacts(error)
   // Only the database's own errors, which carry its message, get a hint.
   if ((code !== '42P01' && code !== '42703') || !(error instanceof Error)) return undefined
@@ -181,5 +204,5 @@ export function schemaDriftHint (error: unknown, table?: string): string | undef
   const what = code === '42P01'
     ? `The table ${named ?? '(unknown)'}`
     : `The column ${groups.column ?? '(unknown)'} of the table ${named ?? '(unknown)'}`
-  return `${what} is missing in the database (${message}): the table definitions and the database differ; run \`npx fastify-tablecrud check <module>\` to list the differences.`
+  return `${what} is missing in the database (${message}): ${CHECK_HINT}`
 }

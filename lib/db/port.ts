@@ -46,9 +46,11 @@ export interface Database extends Runner {
   transaction: <T>(work: (tx: Runner) => Promise<T>) => Promise<T>
   /**
    * A server-side cursor over a statement, on a connection of its own until `close()`: rows
-   * are read in batches, so a result of any size never sits in memory whole.
+   * are read in batches, so a result of any size never sits in memory whole. `prelude`
+   * statements run first, in the cursor's transaction (a `claims` mount's `set_config`, SPEC
+   * §8.6); with any, the cursor is in BEGIN ... COMMIT whatever the pooler mode.
    */
-  cursor: <R extends Row = Row>(statement: Statement, intent?: Intent) => Promise<RowCursor<R>>
+  cursor: <R extends Row = Row>(statement: Statement, intent?: Intent, prelude?: readonly Statement[]) => Promise<RowCursor<R>>
   /**
    * pg's `query(text, values)`, for an integrator's own SQL in a provider: run as
    * `fastify.pg.query` runs it (unnamed, pg's own type parsers), under the port's connection

@@ -52,7 +52,10 @@ export class LocalMediaStorage extends MediaStorage {
   }
 
   protected async write (key: string, data: Readable): Promise<void> {
-    await mkdir(this.mediaPath, { recursive: true })
+    await mkdir(this.mediaPath, { recursive: true }).catch((error: unknown) => {
+      // A file where the folder should be: the store cannot be written, a 503 (issue 27), not a 500.
+      throw errorCode(error) === 'EEXIST' ? Object.assign(new Error(`${this.mediaPath} is not a folder`), { code: 'ENOTDIR', cause: error }) : error
+    })
     const path = this.path(key)
     // 'wx' fails when the file exists: a key is never reused, and another upload's file never overwritten.
     const out = createWriteStream(path, { flags: 'wx', mode: this.filePermissions })
@@ -70,9 +73,9 @@ export class LocalMediaStorage extends MediaStorage {
     await chmod(path, this.filePermissions)
   }
 
-  /** `rootUrl` (default the `rootUrl` option) without its trailing `/`, then `/<key>`, the key URL-encoded. */
+  /** `rootUrl` (default the `rootUrl` option) without its trailing `/`, then `/<key>`, the key a URL path segment. */
   async generateFileUrl (key: string, rootUrl: string = this.rootUrl): Promise<string> {
-    return `${rootUrl.replace(/\/+$/, '')}/${encodeURIComponent(checkKey(key))}`
+    return `${rootUrl.replace(/\/+$/, '')}/${pathSegment(checkKey(key))}`
   }
 
   /** The file as a stream; a key without a regular file (missing, or a folder) is a 404. */
@@ -108,6 +111,16 @@ export class LocalMediaStorage extends MediaStorage {
     }
     return entries.filter((e) => e.isFile() && !e.name.startsWith('.')).map((e) => e.name).sort()
   }
+}
+
+/**
+ * A key as a URL path segment: percent-encoded, but for the characters RFC 3986 lets a segment
+ * hold as they are (`$ & + , : ; = @`). Fastify's router leaves those encoded when it decodes a
+ * path, so @fastify/static looked for `a%2Bb.png` and answered 404 for the file `a+b.png`
+ * (issue 27).
+ */
+function pathSegment (key: string): string {
+  return encodeURIComponent(key).replace(/%(24|26|2B|2C|3A|3B|3D|40)/g, (_escape, hex: string) => String.fromCharCode(parseInt(hex, 16)))
 }
 
 /**

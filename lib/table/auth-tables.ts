@@ -52,7 +52,8 @@ export const SESSION_COLUMNS = ['token_hash', 'user', 'expiry_date', 'max_expiry
  * The built-in MFA table, `auth_mfa_secret` (SPEC §5.4): one row per user, pending until
  * confirmed, revoked by `revoked_at`. `secret` holds the AES-256-GCM ciphertext of the TOTP
  * secret, `recovery_codes` salted hashes; both are secret columns. `last_used_step` is the
- * time step of the last code accepted, so no code is accepted twice.
+ * time step of the last code accepted, so no code is accepted twice. `failed_count` and
+ * `failed_since` count the authenticator codes tried since the last good one (the lockout).
  * @example await createTables(app.pg, [userTable, sessionTable, mfaSecretTable])
  */
 export const mfaSecretTable = defineTable('auth_mfa_secret', {
@@ -64,8 +65,12 @@ export const mfaSecretTable = defineTable('auth_mfa_secret', {
   confirmed_at: column.timestamp({ null: true }),
   revoked_at: column.timestamp({ null: true }),
   last_used_at: column.timestamp({ null: true }),
-  last_used_step: column.integer({ null: true })
+  last_used_step: column.integer({ null: true }),
+  // Wrong codes in a row and when the first of them came: the lockout of issue 27, in the
+  // database so every instance counts the same attempts.
+  failed_count: column.integer({ default: 0 }),
+  failed_since: column.timestamp({ null: true })
 }, { helpText: 'Authenticator-app (TOTP) enrollments, one per user' })
 
 /** The columns a `secretTable` must have for `authenticatorProvider`. */
-export const MFA_COLUMNS = ['user', 'secret', 'recovery_codes', 'created_at', 'confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step'] as const
+export const MFA_COLUMNS = ['user', 'secret', 'recovery_codes', 'created_at', 'confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step', 'failed_count', 'failed_since'] as const

@@ -1,6 +1,6 @@
 /**
  * The pure parts of the double-submit CSRF check (SPEC §5.5): which methods are safe, what a
- * token looks like, and whether the `Origin` or `Referer` of a request names an allowed host.
+ * token looks like, and whether the `Origin` or `Referer` of a request names an allowed page.
  */
 
 /** Methods that must not change anything, so they are never checked and may receive the cookie. */
@@ -28,18 +28,61 @@ export function hostOf (url: string, protocol = 'https'): string | null {
   }
 }
 
+/** An origin (`scheme://host[:port]`, lower case, default port dropped) of an http or https URL, or null. */
+export function originOf (url: string): string | null {
+  try {
+    const parsed = new URL(url)
+    return (parsed.protocol === 'https:' || parsed.protocol === 'http:') && parsed.host !== '' ? parsed.origin : null
+  } catch {
+    return null
+  }
+}
+
+/** The pages allowed to post besides the request's own origin: whole origins, or hosts on either scheme. */
+export interface AllowedSources { readonly origins: ReadonlySet<string>, readonly hosts: ReadonlySet<string> }
+
+/** Where a request comes from, and where it was sent. */
+export interface RequestSource {
+  /** The `Origin` and `Referer` headers. */
+  readonly origin: string | undefined
+  readonly referer: string | undefined
+  /** The request's scheme and host as Fastify sees them (`trustProxy` honoured). */
+  readonly protocol: string
+  readonly host: string
+}
+
+/** Whether `source` (an origin) is one of the allowed pages. */
+function allowedSource (source: string, allowed: AllowedSources): boolean {
+  return allowed.origins.has(source) || allowed.hosts.has(new URL(source).host)
+}
+
 /**
- * Whether a request over HTTPS came from a page of an allowed host: the host of `Origin`, else
- * of `Referer`, must be the request's own host or one of `allowedHosts` (already normalised by
- * `hostOf`). A request with neither header, or with `Origin: null` (an opaque origin: a
- * sandboxed frame, a `data:` page), is refused: browsers send `Origin` on every POST they make.
+ * Whether a state-changing request came from a page allowed to send it (issue 27): the origin of
+ * `Origin`, else of `Referer`, must be the request's own origin or an allowed one, over HTTP and
+ * HTTPS alike, for another port of the same host is another origin whose page can read the
+ * token cookie (cookies ignore ports). An `https` page posting to the same host seen as `http`
+ * is its own (a TLS proxy the application does not trust). Without either header a request
+ * passes over HTTP (a client that is not a browser) and is refused over HTTPS, where browsers
+ * always send `Origin`; `Origin: null` (a sandboxed frame, a `data:` page) is refused.
  */
-export function originAllowed (origin: string | undefined, referer: string | undefined, requestHost: string, allowedHosts: ReadonlySet<string>): boolean {
-  const source = origin ?? referer
-  if (source === undefined) return false
-  const host = hostOf(source)
-  if (host === null || !source.includes('://')) return false
-  return host === hostOf(requestHost) || allowedHosts.has(host)
+export function sourceAllowed (request: RequestSource, allowed: AllowedSources): boolean {
+  const header = request.origin ?? request.referer
+  if (header === undefined) return request.protocol !== 'https'
+  const source = originOf(header)
+  const own = originOf(`${request.protocol}://${request.host}`)
+  if (source === null || own === null) return false
+  return source === own || source === own.replace(/^http:/, 'https:') || allowedSource(source, allowed)
+}
+
+/**
+ * What `Sec-Fetch-Site` refuses, or null: a page of another site, or of another origin of this
+ * site (another port of the same host), unless its `Origin` is an allowed one.
+ */
+export function fetchSiteProblem (site: string | undefined, origin: string | undefined, allowed: AllowedSources): string | null {
+  if (site !== 'cross-site' && site !== 'same-site') return null
+  const source = origin === undefined ? null : originOf(origin)
+  if (source !== null && allowedSource(source, allowed)) return null
+  return site === 'cross-site' ? 'Cross-site request refused' : 'Same-site request from another origin refused'
 }
 
 /** The cookie and header names of the `csrf` plugins of an application, for Swagger UI to copy the token. */

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify'
 import {
-  TABLECRUD_ERR_AUTH_CAPTCHA, TABLECRUD_ERR_MFA_CODE_USED, TABLECRUD_ERR_MFA_FAILED, TABLECRUD_ERR_MFA_PROVIDER, TABLECRUD_ERR_MFA_REQUIRED
+  TABLECRUD_ERR_AUTH_CAPTCHA, TABLECRUD_ERR_MFA_CODE_USED, TABLECRUD_ERR_MFA_FAILED, TABLECRUD_ERR_MFA_LOCKED, TABLECRUD_ERR_MFA_PROVIDER, TABLECRUD_ERR_MFA_REQUIRED
 } from '../../lib/errors.js'
 import type { AuthUser } from '../../lib/auth/users.js'
 import type { MfaDbContext } from '../../lib/auth/mfa.js'
@@ -114,6 +114,12 @@ export async function checkMfa (providers: readonly MfaProvider[], user: AuthUse
   }
   const code = stringField(body, 'mfa_code')
   if (code === undefined || code === '') return new TABLECRUD_ERR_MFA_REQUIRED()
-  if (await provider.verifyCode(userId, code, context)) return null
+  const verified = await provider.verifyCode(userId, code, context).catch((error: unknown) => {
+    // A provider's lockout (429 with Retry-After) is the login's answer, a form page included.
+    if (error instanceof TABLECRUD_ERR_MFA_LOCKED) return error
+    throw error
+  })
+  if (verified instanceof Error) return verified
+  if (verified) return null
   return await provider.codeUsed?.(userId, code, context) === true ? new TABLECRUD_ERR_MFA_CODE_USED() : new TABLECRUD_ERR_MFA_FAILED()
 }

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
-import { TABLECRUD_ERR_FORM_MEDIA_TYPE, TABLECRUD_ERR_RATE_LIMITED } from '../../lib/errors.js'
+import { retryAfterOf, TABLECRUD_ERR_FORM_MEDIA_TYPE, TABLECRUD_ERR_RATE_LIMITED } from '../../lib/errors.js'
 import type { FormPageData, PageLink } from '../../lib/html/index.js'
 import { PAGE_STYLE, STYLESHEET_FILE } from '../../lib/html/style.js'
 import { errorHandler, sendError } from '../errors.js'
@@ -172,6 +172,8 @@ export function stylesheetRoute (fastify: FastifyInstance): void {
  */
 export function refuseForm (request: FastifyRequest, reply: FastifyReply, error: Error, page: (message: string) => string): FastifyReply {
   if (!wantsPage(request)) return sendError(reply, error)
+  const retryAfter = retryAfterOf(error)
+  if (retryAfter !== undefined) reply.header('retry-after', String(retryAfter))
   // Every error a form route refuses with is one of lib/errors.ts, which carry their status.
   return sendPage(reply, (error as Error & { statusCode: number }).statusCode, page(error.message))
 }

@@ -53,8 +53,6 @@ export const jwtLogin: FastifyPluginAsync<JwtLoginOptions> = async function jwtL
   const jwt = await privateJwt(fastify, options.secret, expiry)
 
   loginRoutes(fastify, NAME, 'Log in with a username and password; answers a JWT', async (request, reply) => {
-    // A credential, or the refusal of one: no cache (browser, proxy) may keep it (SPEC §3.2).
-    reply.header('cache-control', 'no-store')
     const credentials = credentialsOf(request.body)
     const user = credentials === null ? null : await checkLogin(db, table, credentials.username, credentials.password, cost)
     if (user === null) return sendError(reply, new TABLECRUD_ERR_AUTH_LOGIN_FAILED())

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify'
 import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
 import { errorHandler, pathOf, sendError } from '../errors.js'
-import { errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
+import { errorResponse, MfaLockedResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import type {} from '../web/types.js'
 import { claimOperationIds } from '../operation-ids.js'
 
@@ -52,17 +52,22 @@ export function refuseMethod (allow: string) {
 
 /**
  * The routes of a login context: POST at the prefix (its operationId the plugin's name, docs/openapi.md), a 405 with `Allow: POST` for the other
- * methods (answered before the body is read), and errors in the SPEC shape (a body that is not
+ * methods (answered before the body is read), `Cache-Control: no-store` on every answer, and errors in the SPEC shape (a body that is not
  * JSON is a 400; one that is not `application/json` a 415). The body documents `mfa_code` and
  * `mfa_provider` when the plugin has `mfaProviders` (their names).
  */
 export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: string, handler: RouteHandlerMethod, mfaProviders: readonly string[] = []): void {
   fastify.setErrorHandler(errorHandler)
   fastify.removeContentTypeParser('text/plain')
+  // A credential, or the refusal of one (a 401, and a 400 or 415 of a body never read, issue
+  // 27): no cache (browser, proxy) may keep any answer of a login (SPEC §3.2).
+  fastify.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
   fastify.route({
     method: 'POST',
     url: '/',
-    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, tags: ['login'], body: loginBody(mfaProviders), response: LOGIN_RESPONSES },
+    schema: { operationId: claimOperationIds(fastify, plugin, plugin), summary, tags: ['login'], body: loginBody(mfaProviders), response: mfaProviders.length > 0 ? { ...LOGIN_RESPONSES, 429: MfaLockedResponse } : LOGIN_RESPONSES },
     // The rateLimit plugin's login limit applies (SPEC §5.7).
     config: { tablecrudLogin: true },
     // The body schema documents the route; the handler checks the body itself, because a

@@ -9,7 +9,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
-import { described } from '../../schemas/responses.js'
+import { described, MfaLockedResponse } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
 import { MFA_FIELDS } from './login-routes.js'
 import type {} from '../web/types.js'
@@ -135,11 +135,12 @@ function extensionsOption (options: SessionLoginOptions): MfaProvider[] {
 }
 
 /** The responses of POST: logged in, or sent on, or the form's errors. */
-function actionResponses (redirectTo: string): Record<number, unknown> {
+function actionResponses (redirectTo: string, mfa: boolean): Record<number, unknown> {
   return {
     200: described(MESSAGE, 'Logged in (a JSON body): the session cookie is set.'),
     303: { description: `A form submission: sent on to redirectTo (${redirectTo})`, type: 'null' },
-    ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' })
+    ...formErrors({ 401: 'Login failed: wrong credentials, a refusing hook, CAPTCHA or second factor.', 422: 'The username or the password is missing.' }),
+    ...(mfa ? { 429: MfaLockedResponse } : {})
   }
 }
 
@@ -190,7 +191,7 @@ export const sessionLogin: FastifyPluginAsync<SessionLoginOptions> = async funct
     schema: { operationId: ids.page, summary: 'The login page', tags: ['sessions'], response: { 200: HTML_PAGE } },
     handler: async (request, reply) => sendPage(reply, 200, page(request))
   }, {
-    schema: { operationId: ids.action, summary: 'Log in with a username and password; starts a session (cookie)', tags: ['sessions'], body: LOGIN_BODY, response: actionResponses(redirectTo) },
+    schema: { operationId: ids.action, summary: 'Log in with a username and password; starts a session (cookie)', tags: ['sessions'], body: LOGIN_BODY, response: actionResponses(redirectTo, mfaProviders.length > 0) },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
       const result = await check(request)
       if (result instanceof Error) return refuseForm(request, reply, result, (message) => page(request, message))

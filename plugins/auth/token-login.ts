@@ -37,8 +37,6 @@ export const tokenLogin: FastifyPluginAsync<TokenLoginOptions> = async function 
   const db = databaseOf(fastify, NAME, options, provider.usesDatabase !== false)
 
   loginRoutes(fastify, NAME, 'Log in with a username and password; answers the user\'s API token', async (request, reply) => {
-    // A credential, or the refusal of one: no cache (browser, proxy) may keep it (SPEC §3.2).
-    reply.header('cache-control', 'no-store')
     const credentials = credentialsOf(request.body)
     if (credentials === null) return sendError(reply, new TABLECRUD_ERR_AUTH_NO_CREDENTIALS())
     const token = await provider.login(credentials.username, credentials.password, { db })

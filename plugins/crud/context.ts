@@ -9,7 +9,9 @@ import type { Database } from '../../lib/db/port.js'
 import { databaseHelper } from '../database.js'
 import { claimOperationIds } from '../operation-ids.js'
 import { bodyAjv } from './compilers.js'
-import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation } from './options.js'
+import { withValidatorQuery } from './validator-query.js'
+import { claimsDatabase } from './claims.js'
+import { OPERATIONS, type CheckedOptions, type Crud, type Hook, type Operation, type ValidatorRequest } from './options.js'
 
 type RouteSchema = FastifySchema & { response: Record<number, unknown> }
 
@@ -53,7 +55,9 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     maxJoins
   })
   const operationIds = claimOperationIds(fastify, 'tableCrud', table.name, options.operationIdPrefix)
-  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0
+  // A validator may refuse any operation (403); with claims, a row-level security policy a write.
+  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0 ||
+    (options.claims !== undefined && POLICY_CHECKED.has(operation))
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   return {
     fastify,
@@ -61,7 +65,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     options,
     crud,
     query: queryContext(table, options),
-    db: databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }),
+    db: claimed(fastify, databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }), options),
     ajv: bodyAjv,
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
     validate: validatorsOf(crud, options),
@@ -78,15 +82,26 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
   }
 }
 
+/** The writes whose new row a `WITH CHECK` policy may refuse (403 TABLECRUD_ERR_DB_ROW_POLICY). */
+const POLICY_CHECKED: ReadonlySet<Operation> = new Set(['postSingle', 'putSingle', 'patchSingle'])
+
+/** The mount's database, through its claims (SPEC §8.6) when it has them. */
+function claimed (fastify: FastifyInstance, db: Database, { claims, role }: CheckedOptions): Database {
+  return claims === undefined ? db : claimsDatabase(fastify, db, claims, role ?? null)
+}
+
 function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['validate'] {
   const validators = options.validators ?? {}
   const extraContext = validators.extraContext ?? {}
   // Each operation's own validators, then `every` (SPEC §2.9), listed once here rather than per request.
   const lists = new Map(OPERATIONS.map((op) => [op, [...(op === 'every' ? [] : validators[op] ?? []), ...(validators.every ?? [])]]))
   return async (operation, request) => {
-    for (const validator of lists.get(operation)!) {
-      await guarded(async () => await validator(crud, request, extraContext), () => new TABLECRUD_ERR_VALIDATION())
-    }
+    const list = lists.get(operation)!
+    if (list.length === 0) return
+    // One shape of request.query for every operation (issue 27): the query string as sent.
+    await withValidatorQuery(request, async () => {
+      for (const validator of list) await guarded(async () => await validator(crud, request as ValidatorRequest, extraContext), () => new TABLECRUD_ERR_VALIDATION())
+    })
   }
 }
 

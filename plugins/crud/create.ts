@@ -17,7 +17,8 @@ import { fieldErrors } from '../errors.js'
 import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
-import { lazyValidator, serialiserCompiler } from './compilers.js'
+import { lazyValidator } from './compilers.js'
+import { beforeCommit, rowAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
@@ -84,8 +85,8 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
         await c.validate('postSingle', request)
         const rows: UpsertRow[] = []
         for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!, target).catch((error: unknown) => { throw atIndex(error, index) }))
-        if (target !== undefined) return send(reply, answers.rows, { rows: await upsertRows(c, target, rows) }, 200)
-        return send(reply, answers.rows, { rows: await insertRows(c, rows.map((r) => r.values)) })
+        if (target !== undefined) return send(reply, await upsertRows(c, target, rows, answers.rows), 200)
+        return send(reply, await insertRows(c, rows.map((r) => r.values), answers.rows))
       }
       const checked = check(body)
       const children = holdsNested(nested, body) ? await convertChildren(nested, body) : null
@@ -93,16 +94,16 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
       await c.validate('postSingle', request)
       const written = await toWrite(request, body, checked, target)
       if (target !== undefined) {
-        const upserted = await upsertOne(c, target, written)
-        if (upserted.inserted) return send(located(reply, upserted.row), answers.row, upserted.row)
-        return send(reply.header('etag', rowETag(upserted.row)), answers.row, upserted.row, 200)
+        const { row, inserted, text } = await upsertOne(c, target, written, answers.row)
+        if (inserted) return send(located(reply, row), text)
+        return send(reply.header('etag', rowETag(row)), text, 200)
       }
       if (children !== null) {
-        const { row: parent, embedded } = await insertNested(c, written.values, children)
-        return send(located(reply, parent), answers.nested, embedded)
+        const { row: parent, text } = await insertNested(c, written.values, children, answers.nested)
+        return send(located(reply, parent), text)
       }
-      const one = (await c.db.run(compileInsert(table, written.values, c.options.excludeSecrets))).rows[0]!
-      return send(located(reply, one), answers.row, one)
+      const { row: created, text } = await insertOne(c, written.values, answers.row)
+      return send(located(reply, created), text)
     }
   })
 }
@@ -118,10 +119,11 @@ function createQuery (table: Table, excludeSecrets: boolean, raw: RawQuery): { v
 }
 
 /**
- * The answers of POST `/`, each with the serialiser of its own schema (`route`, their union,
- * is for OpenAPI): a row; `{"rows": [...]}`; a row with its nested children.
+ * The answers of POST `/`, each written by its own schema (`route`, their union, is for
+ * OpenAPI) before COMMIT, so a row the answer cannot carry is not committed (issue 27): a row;
+ * `{"rows": [...]}`; a row with its nested children.
  */
-function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: Serialiser, rows: Serialiser, nested: Serialiser, route: Record<number, unknown> } {
+function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: RowAnswer, rows: (rows: readonly Row[]) => string, nested: RowAnswer, route: Record<number, unknown> } {
   const row = c.schemas.row
   const created = createdResponse(row)
   const withChildren = nestedRowSchema(c.table, row, nested, c.options.excludeSecrets)
@@ -129,19 +131,26 @@ function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: Seriali
   const nestedText = nested.length === 0 ? '' : '; the row with its nested rows as inserted, with Location and ETag (of the row alone), for an object holding them'
   const answers = Type.Union(kinds, { 'x-response-description': `Created: the row, with Location and ETag, for an object body; \`{"rows": [...]}\`, without them, for an array body${nestedText}.` })
   const updated = Type.Union([row, created], { 'x-response-description': 'Upsert (`__on_conflict`) of an object whose row existed: the row as updated, with its ETag; of an array: `{"rows": [...]}`, every row as written.' })
+  const answerRow = rowAnswer(c.table, row)
   return {
-    row: serialiserCompiler({ schema: row }),
-    rows: serialiserCompiler({ schema: created }),
-    nested: serialiserCompiler({ schema: withChildren }),
+    row: answerRow,
+    rows: (rows) => `{"rows":[${rows.map(answerRow).join(',')}]}`,
+    nested: rowAnswer(c.table, withChildren),
     route: { 200: withHeaders(updated, { ETag: ETagHeader }), 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }) }
   }
 }
 
-type Serialiser = (body: unknown) => string
+/** One row inserted, and its answer written before COMMIT. */
+async function insertOne (c: CrudContext, values: Values, answer: RowAnswer): Promise<{ row: Row, text: string }> {
+  return await beforeCommit(c.db, async (tx) => {
+    const row = (await tx.run(compileInsert(c.table, values, c.options.excludeSecrets))).rows[0]!
+    return { row, text: answer(row) }
+  })
+}
 
-/** A 201 (or `status`) of POST `/`, by the serialiser of its answer. A custom serialiser leaves the content type unset. */
-function send (reply: FastifyReply, serialise: Serialiser, body: unknown, status = 201): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').serializer(serialise).send(body)
+/** A 201 (or `status`) of POST `/`, its body already written. */
+function send (reply: FastifyReply, text: string, status = 201): FastifyReply {
+  return reply.code(status).type('application/json; charset=utf-8').send(text)
 }
 
 /**
@@ -192,12 +201,13 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
 }
 
 /**
- * Inserts the rows, all or none, and resolves to them as created, in order. Rows with the same
- * columns go in one statement (atomic by itself). Rows whose columns differ (hooks that add or
- * drop keys, a UUID key given for some rows only) go one by one, in a transaction.
+ * Inserts the rows, all or none, and resolves to `answer` of them as created, in order, written
+ * before COMMIT (a row it cannot write is not committed). Rows with the same columns go in one
+ * statement (atomic by itself). Rows whose columns differ (hooks that add or drop keys, a UUID
+ * key given for some rows only) go one by one, in a transaction.
  */
-export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
+export async function insertRows<T> (c: CrudContext, rows: readonly Values[], answer: (created: Row[]) => T): Promise<T> {
   const { table, options: { excludeSecrets } } = c
   return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
-    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets))
+    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets), answer)
 }

@@ -12,7 +12,7 @@ import { mediaUploadBody, MediaUploadResponse, mediaUrlQuery, MediaUrlResponse }
 import { MediaUnavailableResponse } from '../../schemas/responses.js'
 import { pathOf, sendError } from '../errors.js'
 import type { CrudContext } from './context.js'
-import { route } from './routing.js'
+import { answerOptions, route } from './routing.js'
 
 /** The default of `mediaMaxBytes`: 10 MiB (SPEC §5.8). */
 export const MEDIA_MAX_BYTES = 10 * 1024 * 1024
@@ -69,11 +69,17 @@ interface Media {
 
 type Answer = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
 
-const EVERY_METHOD: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE']
+// OPTIONS and TRACE too: left out, they fell to the `/:id/` routes (`media` taken for an id, issue 27).
+const EVERY_METHOD: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
 
-const methodNotAllowed = (allowed: readonly HTTPMethods[]): Answer => async (request, reply) => {
-  reply.header('allow', allowed.join(', '))
-  return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+/** The other methods of a media path: OPTIONS 204 and the rest 405, both with its `Allow` (SPEC §6.13). */
+const methodNotAllowed = (allowed: readonly HTTPMethods[]): Answer => {
+  const options = answerOptions(allowed.join(', '))
+  return async (request, reply) => {
+    if (request.method === 'OPTIONS') return await options(request, reply)
+    reply.header('allow', allowed.join(', '))
+    return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { fieldErrors } from '../errors.js'
 import { bodyValues, type BodyValues } from './body.js'
 import { lazyValidator } from './compilers.js'
 import type { CrudContext } from './context.js'
+import { beforeCommit, type RowAnswer } from './before-commit.js'
 import { clientError } from './write-rows.js'
 import type { Row } from './options.js'
 
@@ -154,9 +155,9 @@ export async function convertChildren (nested: readonly Nested[], body: Row): Pr
  * whole is tried again, children one by one, in a new transaction, only to name the child
  * that fails (`details.path`, `films[2]`); the parent's own refusal has no path.
  */
-export async function insertNested (c: CrudContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>): Promise<{ row: Row, embedded: Row }> {
+export async function insertNested (c: CrudContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>, answer: RowAnswer): Promise<{ row: Row, text: string }> {
   const { table, db, options: { excludeSecrets } } = c
-  const attempt = async (oneByOne: boolean): Promise<{ row: Row, embedded: Row }> => await db.transaction(async (tx) => {
+  const attempt = async (oneByOne: boolean): Promise<{ row: Row, text: string }> => await beforeCommit(db, async (tx) => {
     const row = (await tx.run(compileInsert(table, parent, excludeSecrets))).rows[0]!
     const embedded: Row = { ...row }
     for (const { n, rows } of children) {
@@ -164,7 +165,7 @@ export async function insertNested (c: CrudContext, parent: Values, children: Re
       const withKey = rows.map((r) => new Map(r).set(n.relation.column, fk))
       embedded[n.relation.name] = await insertChildren(tx, n, withKey, excludeSecrets, oneByOne)
     }
-    return { row, embedded }
+    return { row, text: answer(embedded) }
   })
   try {
     return await attempt(false)

@@ -4,6 +4,8 @@ import type { MediaStorage } from '../../lib/media/storage.js'
 import { isTable, type KeyValueOf, type PatchOf, type Table, type WriteRowOf } from '../../lib/table/table.js'
 import type { PoolOptions } from '../database.js'
 import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
+import type { ValidatorQuery } from './validator-query.js'
+import type { Claims } from './claims.js'
 
 /** The options of `tableCrud`, their types and their checks at registration (SPEC §2.1). */
 
@@ -20,7 +22,10 @@ export interface Crud<T extends Table = Table> {
   readonly maxJoins: number
 }
 
-export type Validator<T extends Table = Table> = (crud: Crud<T>, request: FastifyRequest, extraContext: Record<string, unknown>) => void | Promise<void>
+/** A validator's request: `request.query` is the query string as sent, for every operation (`ValidatorQuery`). */
+export type ValidatorRequest = FastifyRequest<{ Querystring: ValidatorQuery }>
+
+export type Validator<T extends Table = Table> = (crud: Crud<T>, request: ValidatorRequest, extraContext: Record<string, unknown>) => void | Promise<void>
 
 export const OPERATIONS = [
   'every', 'getSingle', 'putSingle', 'patchSingle', 'deleteSingle', 'postSingle', 'getAll',
@@ -105,12 +110,20 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
    * application, the mount's path (`api.admin.movies.list`). See docs/openapi.md.
    */
   operationIdPrefix?: string
+  /**
+   * Database-enforced row security (SPEC §8.6): each statement of a request runs in a
+   * transaction that first does `SELECT set_config('request.claims', <JSON of this>, true)`, so
+   * PostgreSQL's row-level security policies decide (`current_setting('request.claims', true)`).
+   */
+  claims?: Claims
+  /** With `claims`, the role each transaction takes (`SET LOCAL ROLE`): one the policies apply to, not the table's owner. */
+  role?: string
 }
 
 const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
 
 /** The options with their defaults filled in, as checked at registration. */
-type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | 'operationIdPrefix' | keyof PoolOptions
+type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | 'operationIdPrefix' | 'claims' | 'role' | keyof PoolOptions
 export type CheckedOptions = Required<Omit<TableCrudOptions, Optional>> & Pick<TableCrudOptions, Optional>
 
 function fail (option: string, problem: string): never {
@@ -155,7 +168,8 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     cursorSecret: options.cursorSecret,
     operationIdPrefix: options.operationIdPrefix,
     pg: options.pg,
-    pool: options.pool
+    pool: options.pool,
+    ...claimsOptions(options)
   }
   if (checked.countMode !== 'exact' && checked.countMode !== 'estimated') fail('countMode', "must be 'exact' or 'estimated'")
   if (checked.cursorSecret !== undefined && (typeof checked.cursorSecret !== 'string' || checked.cursorSecret.length < 16)) fail('cursorSecret', 'must be a string of 16 characters or more')
@@ -175,6 +189,14 @@ function nestedWrites (names: unknown): readonly string[] {
   if (names === undefined) return []
   if (!Array.isArray(names) || !names.every((n) => typeof n === 'string')) fail('nestedWrites', 'must be an array of relation names')
   return Object.freeze([...new Set(names as string[])])
+}
+
+/** `claims` and `role`, checked: a function, and a role only beside it. */
+function claimsOptions ({ claims, role }: TableCrudOptions): Pick<TableCrudOptions, 'claims' | 'role'> {
+  if (claims !== undefined && typeof claims !== 'function') fail('claims', 'must be a function (request) => object')
+  if (role !== undefined && (typeof role !== 'string' || role === '')) fail('role', 'must be the name of a database role')
+  if (role !== undefined && claims === undefined) fail('role', 'takes effect with claims only')
+  return { claims, role }
 }
 
 function checkValidators (validators: Validators | undefined): void {

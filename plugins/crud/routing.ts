@@ -79,7 +79,7 @@ export function notAllowed (fastify: FastifyInstance, url: string, allowed: read
  * OPTIONS on a TableCRUD path: 204 with `Allow` (SPEC §6.13). A CORS preflight is
  * @fastify/cors's to answer: registered around TableCRUD, its onRequest hook runs before this.
  */
-function answerOptions (allow: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
+export function answerOptions (allow: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   return async (_request, reply) => await reply.code(204).header('allow', allow).send()
 }
 

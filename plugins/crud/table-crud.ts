@@ -13,7 +13,8 @@ import { readRoutes } from './reads.js'
 import { beyondRoutes, notAllowed } from './routing.js'
 import { writeRoutes } from './writes.js'
 
-export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, Validators } from './options.js'
+export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, ValidatorRequest, Validators } from './options.js'
+export type { ValidatorQuery } from './validator-query.js'
 
 /** The type of `tableCrud`: `register` takes it with the options of any table (below). */
 export type TableCrudPlugin = FastifyPluginAsync<TableCrudOptions>

@@ -3,6 +3,7 @@ import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
 import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import type { CrudContext } from './context.js'
+import { beforeCommit, type RowAnswer } from './before-commit.js'
 import { writeRows } from './write-rows.js'
 import type { Row } from './options.js'
 
@@ -33,9 +34,11 @@ function split (row: Row): { row: Row, inserted: boolean } {
 }
 
 /** Upserts one row: resolves to the row as GET `/:id/` serves it, and whether it was inserted. */
-export async function upsertOne (c: CrudContext, target: readonly TableColumn[], one: UpsertRow): Promise<{ row: Row, inserted: boolean }> {
-  const result = await c.db.run(compileInsert(c.table, one.values, c.options.excludeSecrets, upsertTail(target, one.update)))
-  return split(result.rows[0]!)
+export async function upsertOne (c: CrudContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
+  return await beforeCommit(c.db, async (tx) => {
+    const written = split((await tx.run(compileInsert(c.table, one.values, c.options.excludeSecrets, upsertTail(target, one.update)))).rows[0]!)
+    return { ...written, text: answer(written.row) }
+  })
 }
 
 /**
@@ -45,13 +48,13 @@ export async function upsertOne (c: CrudContext, target: readonly TableColumn[],
  * statement cannot update one row twice). When the database refuses a statement, the rows are
  * upserted again one by one, to name the one that fails (create.ts `writeRows`).
  */
-export async function upsertRows (c: CrudContext, target: readonly TableColumn[], rows: readonly UpsertRow[]): Promise<Row[]> {
+export async function upsertRows<T> (c: CrudContext, target: readonly TableColumn[], rows: readonly UpsertRow[], answer: (written: Row[]) => T): Promise<T> {
   refuseRepeats(target, rows)
   const { table, options: { excludeSecrets } } = c
-  const written = await writeRows(c, rows, runsOf(rows),
+  return await writeRows(c, rows, runsOf(rows),
     (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, upsertTail(target, run[0]!.update)),
-    (row) => compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update)))
-  return written.map((row) => split(row).row)
+    (row) => compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update)),
+    (written) => answer(written.map((row) => split(row).row)))
 }
 
 /**

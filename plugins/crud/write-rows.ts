@@ -1,6 +1,6 @@
 import { bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, withBody, type FieldError } from '../../lib/errors.js'
-import type { Runner } from '../../lib/db/port.js'
 import type { Statement } from '../../lib/table/statement.js'
+import { beforeCommit } from './before-commit.js'
 import type { CrudContext } from './context.js'
 import type { Row } from './options.js'
 
@@ -20,28 +20,28 @@ export function atIndex (error: unknown, index: number): Error {
 }
 
 /**
- * Writes rows, all or none, and resolves to what each statement returned, in order: each of
- * `runs` (consecutive rows) in one statement by `many`, several runs in one transaction. When
- * the database refuses a statement with a client error (a constraint, a value out of range),
- * nothing was written, and the rows are written again one by one (`one`) in a transaction,
- * only to learn which one is refused: the first to fail answers, with its index, and the
- * transaction rolls back. With no runs, rows go that second way directly.
+ * Writes rows, all or none, and resolves to `answer` of what each statement returned, in
+ * order, computed before COMMIT (beforeCommit: a row the answer cannot carry is not
+ * committed): each of `runs` (consecutive rows) in one statement by `many`. When the database
+ * refuses a statement with a client error (a constraint, a value out of range), nothing was
+ * written, and the rows are written again one by one (`one`) in a transaction, only to learn
+ * which one is refused: the first to fail answers, with its index, and the transaction rolls
+ * back. With no runs, rows go that second way directly.
  */
-export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
+export async function writeRows<R, T> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement, answer: (written: Row[]) => T): Promise<T> {
   const { db } = c
   if (runs.length > 0) {
-    const inRuns = async (runner: Runner): Promise<Row[]> => {
-      const written: Row[] = []
-      for (const run of runs) written.push(...(await runner.run(many(run))).rows)
-      return written
-    }
     try {
-      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
+      return await beforeCommit(db, async (tx) => {
+        const written: Row[] = []
+        for (const run of runs) written.push(...(await tx.run(many(run))).rows)
+        return answer(written)
+      })
     } catch (error) {
       if (clientError(error) === undefined) throw error
     }
   }
-  return await db.transaction(async (tx) => {
+  return await beforeCommit(db, async (tx) => {
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
@@ -52,7 +52,7 @@ export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: Re
         throw refused === undefined ? error : atIndex(refused, index)
       }
     }
-    return created
+    return answer(created)
   })
 }
 

@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   TABLECRUD_ERR_BODY_ID_MISMATCH, TABLECRUD_ERR_PRECONDITION_FAILED, TABLECRUD_ERR_PRECONDITION_REQUIRED,
   TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROW_NOT_FOUND
@@ -15,6 +15,7 @@ import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../../lib/db/port.js'
 import { bodyValues, type BodyValues } from './body.js'
 import { bulkQuery, bulkUpdateRoute, limited, tooMany } from './bulk-update.js'
+import { beforeCommit, rowAnswer } from './before-commit.js'
 import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
@@ -55,8 +56,7 @@ export function writeRoutes (c: CrudContext): void {
         delete full[pk.name]
         return await write.update(run, key, full)
       })
-      reply.header('etag', rowETag(updated))
-      return updated
+      return answer(reply, updated)
     }
   })
 
@@ -79,13 +79,17 @@ export function writeRoutes (c: CrudContext): void {
         for (const hook of prePatch) changes = await guarded(async () => await hook.callable(key, changes, { request }), hookError)
         return await write.update(run, key, changes)
       })
-      reply.header('etag', rowETag(updated))
-      return updated
+      return answer(reply, updated)
     }
   })
 
   deleteRoutes(c, write, conditional)
   if (c.options.allowBulkUpdate) bulkUpdateRoute(c, values)
+}
+
+/** The 200 of PUT and PATCH: the row as written before COMMIT, with its ETag. */
+function answer (reply: FastifyReply, { row, text }: Answered): FastifyReply {
+  return reply.header('etag', rowETag(row)).type('application/json; charset=utf-8').send(text)
 }
 
 /** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
@@ -158,15 +162,23 @@ interface Writer {
    * and this one. Without, the row is looked up only when hooks are to run for it.
    */
   readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner) => Promise<T>) => Promise<T>
-  readonly update: (run: Runner, key: unknown, values: Row) => Promise<Row>
+  /**
+   * Writes the row and its answer in one transaction (the caller's, or one of its own when `run`
+   * is the pool): a row the response cannot write is not committed (issue 27).
+   */
+  readonly update: (run: Runner, key: unknown, values: Row) => Promise<Answered>
   readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
   readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
   readonly notFound: (key: unknown) => Error
 }
 
+/** A written row, and its response body. */
+interface Answered { row: Row, text: string }
+
 function writer (c: CrudContext, values: BodyValues): Writer {
   const { table, db, query: ctx } = c
+  const answerRow = rowAnswer(table, c.schemas.row)
   const notFound = (key: unknown): Error => new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
   const requireRow = async (key: unknown, runner: Runner): Promise<void> => {
     if ((await runner.run(compileExists(table, key))).rows.length === 0) throw notFound(key)
@@ -202,11 +214,15 @@ function writer (c: CrudContext, values: BodyValues): Writer {
     async update (run, key, row) {
       const changes = await values.prepare(row)
       changes.delete(table.primaryKey)
-      const result = changes.size === 0
-        ? await run.run(compileSingle(ctx, key, { fields: null, readable: false }))
-        : await run.run(compileUpdate(table, key, changes, c.options.excludeSecrets))
-      if (result.rows.length === 0) throw notFound(key)
-      return result.rows[0]!
+      const statement = changes.size === 0
+        ? compileSingle(ctx, key, { fields: null, readable: false })
+        : compileUpdate(table, key, changes, c.options.excludeSecrets)
+      const once = async (tx: Runner): Promise<Answered> => {
+        const row = (await tx.run(statement)).rows[0]
+        if (row === undefined) throw notFound(key)
+        return { row, text: answerRow(row) }
+      }
+      return run === db ? await beforeCommit(db, once) : await once(run)
     },
     async deleteWithHooks (tx, filters, request, limit) {
       const ids = (await tx.run<{ id: number | string }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)

@@ -2,13 +2,13 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest,
 import fp from 'fastify-plugin'
 import { optionError, TABLECRUD_ERR_CSRF } from '../../lib/errors.js'
 import { generateToken, safeEqual } from '../../lib/auth/token.js'
-import { hostOf, isCsrfToken, originAllowed, recordCsrf, SAFE_METHODS } from '../../lib/web/csrf.js'
+import { fetchSiteProblem, hostOf, isCsrfToken, originOf, recordCsrf, SAFE_METHODS, sourceAllowed, type AllowedSources } from '../../lib/web/csrf.js'
 import { sendError } from '../errors.js'
 // The request.csrfToken declaration, kept in the emitted csrf.d.ts (an `import type {}` is dropped there): index.d.ts reaches it.
 export type {} from './types.js'
 import { documentResponses } from '../route-responses.js'
 import { errorResponse } from '../../schemas/responses.js'
-import { csrfSwaggerTransform, recordCsrfSchemes } from '../../lib/auth/security.js'
+import { csrfSwaggerTransform, isCookieAuthScheme, recordCsrfSchemes } from '../../lib/auth/security.js'
 
 /**
  * Options of `csrf` (SPEC §5.5); all optional.
@@ -21,8 +21,10 @@ export interface CsrfOptions {
   headerName?: string
   /** The form field carrying the token in urlencoded bodies; `null` accepts the header only. Default `csrftoken`. */
   formField?: string | null
-  /** Hosts (`name` or `name:port`) besides the request's own whose pages may post, checked over HTTPS. Default none. */
+  /** Hosts (`name` or `name:port`) besides the request's own whose pages, on either scheme, may post. Default none. */
   allowedHosts?: string[]
+  /** Origins (`https://name[:port]`) besides the request's own whose pages may post. Default none. */
+  allowedOrigins?: string[]
   /** Lifetime of the cookie in seconds. Default one year (31536000). */
   maxAge?: number
 }
@@ -42,17 +44,25 @@ function nameOption (option: string, value: unknown, fallback: string): string {
   return value
 }
 
-interface Settings { cookieName: string, headerName: string, formField: string | null, allowedHosts: Set<string>, maxAge: number }
+interface Settings { cookieName: string, headerName: string, formField: string | null, allowed: AllowedSources, maxAge: number }
+
+/** An origin as `allowedOrigins` takes it (nothing past the port), normalised, or null. */
+function originOption (value: unknown): string | null {
+  const origin = typeof value === 'string' ? originOf(value) : null
+  return origin !== null && new URL(value as string).href === `${origin}/` ? origin : null
+}
 
 function checkOptions (options: CsrfOptions): Settings {
   const cookieName = nameOption('cookieName', options.cookieName, 'csrftoken')
   const headerName = nameOption('headerName', options.headerName, 'x-csrftoken').toLowerCase()
   const formField = options.formField === null ? null : nameOption('formField', options.formField, 'csrftoken')
-  const { allowedHosts = [], maxAge = YEAR } = options
+  const { allowedHosts = [], allowedOrigins = [], maxAge = YEAR } = options
   const hosts = Array.isArray(allowedHosts) ? allowedHosts.map((h) => typeof h === 'string' && !/[\s/@?#]/.test(h) ? hostOf(h) : null) : [null]
   if (hosts.some((h) => h === null)) throw optionError(NAME, 'allowedHosts', 'must be an array of host names, each `name` or `name:port`')
+  const origins = Array.isArray(allowedOrigins) ? allowedOrigins.map(originOption) : [null]
+  if (origins.includes(null)) throw optionError(NAME, 'allowedOrigins', 'must be an array of origins, each `https://name` or `http://name:port`, without a path')
   if (!Number.isSafeInteger(maxAge) || maxAge < 1) throw optionError(NAME, 'maxAge', 'must be a whole number of seconds, 1 or more')
-  return { cookieName, headerName, formField, allowedHosts: new Set(hosts as string[]), maxAge }
+  return { cookieName, headerName, formField, allowed: { origins: new Set(origins as string[]), hosts: new Set(hosts as string[]) }, maxAge }
 }
 
 /** Node joins a repeated request header into one string (only Set-Cookie comes as an array), which then matches no token. */
@@ -72,9 +82,21 @@ function documentCsrf (fastify: FastifyInstance, settings: ReturnType<typeof che
   })
 }
 
+/**
+ * Check 1: a request carrying `Authorization` is not checked (a browser cannot send one across
+ * sites without the server's CORS consent), unless its route authenticates by a cookie (session
+ * auth): there the header proves nothing, and a browser holding HTTP Basic credentials for the
+ * host attaches one to a forged form post too.
+ */
+function exempt (request: FastifyRequest): boolean {
+  if (request.headers.authorization === undefined) return false
+  const security = (request.routeOptions.schema?.security ?? []) as ReadonlyArray<Record<string, unknown>>
+  return !security.some((requirement) => Object.keys(requirement).some(isCookieAuthScheme))
+}
+
 const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify, options) {
   const settings = checkOptions(options)
-  const { cookieName, headerName, formField, allowedHosts, maxAge } = settings
+  const { cookieName, headerName, formField, allowed, maxAge } = settings
   // The integrator's (or another plugin's) @fastify/cookie is used when it is there.
   if (!fastify.hasDecorator('parseCookie')) await fastify.register(import('@fastify/cookie'))
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
@@ -86,9 +108,9 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   const cookieOf = (request: FastifyRequest): string | undefined =>
     fastify.parseCookie(request.headers.cookie ?? '')[cookieName]
 
-  /** Check 6: over HTTPS, where the request came from. Null when it passes. */
+  /** Check 6: over HTTP and HTTPS alike, the page the request came from. Null when it passes. */
   const originProblem = (request: FastifyRequest): string | null =>
-    request.protocol !== 'https' || originAllowed(single(request.headers.origin), single(request.headers.referer), request.host, allowedHosts)
+    sourceAllowed({ origin: single(request.headers.origin), referer: single(request.headers.referer), protocol: request.protocol, host: request.host }, allowed)
       ? null
       : 'Referer or origin is incorrect'
 
@@ -104,9 +126,9 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
       return
     }
     request.csrfToken = isCsrfToken(cookie) ? cookie : null
-    // 1. A browser cannot send Authorization across sites without the server's CORS consent.
-    if (request.headers.authorization !== undefined) return
-    if (single(request.headers['sec-fetch-site']) === 'cross-site') return refuse(reply, 'Cross-site request refused')
+    if (exempt(request)) return
+    const site = fetchSiteProblem(single(request.headers['sec-fetch-site']), single(request.headers.origin), allowed)
+    if (site !== null) return refuse(reply, site)
     if (cookie === undefined || cookie === '') return refuse(reply, 'No CSRF cookie found')
     const header = single(request.headers[headerName])
     if (header !== undefined && header !== '') {
@@ -124,7 +146,7 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   })
 
   fastify.addHook('preValidation', async function checkCsrfForm (request, reply) {
-    if (SAFE_METHODS.has(request.method) || request.headers.authorization !== undefined) return
+    if (SAFE_METHODS.has(request.method) || exempt(request)) return
     const body = request.body as Record<string, unknown> | null | undefined
     const hasField = formField !== null && FORM_TYPE.test(request.headers['content-type'] ?? '') && typeof body === 'object' && body !== null && Object.hasOwn(body, formField)
     // The token is ours, not the route's: a handler that refuses unknown fields never sees it.
@@ -147,9 +169,10 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
  * requests (GET, HEAD, OPTIONS, TRACE) receive a `csrftoken` cookie readable by scripts and
  * `request.csrfToken` for forms; any other request must send the same token in the
  * `x-csrftoken` header or, from an urlencoded form, the `csrftoken` field, else a 403
- * (`TABLECRUD_ERR_CSRF`). Requests with an `Authorization` header are not checked;
- * `Sec-Fetch-Site: cross-site` is refused; over HTTPS, `Origin` (else `Referer`) must name the
- * request's host or one of `allowedHosts`. Tokens are compared in constant time. Register it
+ * (`TABLECRUD_ERR_CSRF`). Requests with an `Authorization` header are not checked, but on
+ * routes that authenticate by session cookie; `Sec-Fetch-Site: cross-site` or `same-site` is
+ * refused; over HTTP and HTTPS alike, `Origin` (else `Referer`), when sent, must name the
+ * request's own origin, one of `allowedOrigins` or a host of `allowedHosts`. Tokens are compared in constant time. Register it
  * before the routes it protects.
  * @example
  * app.register(async (site) => {

@@ -82,7 +82,9 @@ t.test('a page behind the session, logged out: a browser is sent to log in with 
   t.same([api.statusCode, api.json().message], [401, 'No session cookie found.'], 'not a page, not asking for HTML: JSON')
   const html = await app.inject({ url: '/mfa/qrcode.png', headers: { accept: BROWSER } })
   t.equal(html.statusCode, 303, 'a browser navigating there is sent to log in too')
-  const post = await app.inject({ method: 'POST', url: '/mfa/', headers: { accept: BROWSER, 'content-type': 'application/json', authorization: 'x' }, payload: '{}' })
+  // The CSRF token, as a page would send it: the check passes, and session auth answers.
+  const { csrf } = await browser()
+  const post = await app.inject({ method: 'POST', url: '/mfa/', headers: { accept: BROWSER, 'content-type': 'application/json', 'x-csrftoken': csrf }, cookies: { csrftoken: csrf }, payload: '{}' })
   t.equal(post.statusCode, 401, 'a POST is never redirected')
 })
 

@@ -145,3 +145,9 @@ t.test('the ts and js blocks pass tsc --strict (js blocks, browser code, are par
   t.equal(run.stdout, '', `tsc --strict passes on ${files.length} blocks`)
   t.ok(checked.length >= 30, `${checked.length} blocks checked`)
 })
+
+t.test('every ioredis client a block makes has an error listener (issue 27): without one, an outage prints a stack trace per retry', async (t) => {
+  const clients = PAGES.flatMap((page) => blocksOf(page, readFileSync(join(ROOT, page), 'utf8'))).filter((b) => /new Redis\(/.test(b.code))
+  t.ok(clients.length >= 2, 'the pages make clients')
+  for (const block of clients) t.match(block.code, /\.on\('error', /, `${block.page}:${block.line}`)
+})

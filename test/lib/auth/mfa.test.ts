@@ -7,6 +7,7 @@ import { mfaSecretTable, userTable } from '../../../lib/table/auth-tables.js'
 import { decryptSecret, parseKeys } from '../../../lib/auth/mfa-crypto.js'
 import { stepAt, totpCode } from '../../../lib/auth/totp.js'
 import { column, defineTable } from '../../../lib/table/index.js'
+import { lockRemaining } from '../../../lib/sql/mfa.js'
 import { testDatabase } from '../../helpers/db.js'
 import { freshCode } from '../../helpers/totp.js'
 
@@ -24,9 +25,9 @@ const row = async (userId: number): Promise<Record<string, any>> =>
   (await db.pool.query('SELECT * FROM auth_mfa_secret WHERE "user" = $1', [userId])).rows[0]
 
 t.test('the table is as SPEC §5.4 says', async (t) => {
-  t.same(mfaSecretTable.columns.map((c) => c.name), ['id', 'user', 'secret', 'recovery_codes', 'created_at', 'confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step'])
+  t.same(mfaSecretTable.columns.map((c) => c.name), ['id', 'user', 'secret', 'recovery_codes', 'created_at', 'confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step', 'failed_count', 'failed_since'])
   t.same(mfaSecretTable.columns.filter((c) => c.secret).map((c) => c.name), ['secret', 'recovery_codes'])
-  t.same(mfaSecretTable.columns.filter((c) => c.nullable).map((c) => c.name), ['confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step'])
+  t.same(mfaSecretTable.columns.filter((c) => c.nullable).map((c) => c.name), ['confirmed_at', 'revoked_at', 'last_used_at', 'last_used_step', 'failed_since'])
   t.equal(mfaSecretTable.columnMap.get('user')!.onDelete, 'cascade')
   t.equal(provider.name, 'authenticator')
   t.equal(provider.secretTable, mfaSecretTable)
@@ -203,8 +204,12 @@ t.test('options are checked when the provider is made', async (t) => {
   t.throws(() => authenticatorProvider({ encryptionKey: key, validWindow: -1 }), problem('validWindow'))
   t.throws(() => authenticatorProvider({ encryptionKey: key, validWindow: 11 }), problem('validWindow'))
   t.throws(() => authenticatorProvider({ encryptionKey: key, secretTable: {} as never }), problem('secretTable'))
+  for (const name of ['', 'a b', 'x'.repeat(65), 5 as never]) t.throws(() => authenticatorProvider({ encryptionKey: key, name }), problem('name'))
+  t.equal(authenticatorProvider({ encryptionKey: key, name: 'backup-app' }).name, 'backup-app', 'the name option (SPEC §5.4)')
+  for (const maxFailures of [0, 1.5, 1001, '5' as never]) t.throws(() => authenticatorProvider({ encryptionKey: key, maxFailures }), problem('maxFailures'))
+  for (const failureWindow of [0, '15 minutes', '2d', 86401]) t.throws(() => authenticatorProvider({ encryptionKey: key, failureWindow }), problem('failureWindow'))
   const partial = defineTable('mfa_partial', { user: column.foreignKey(userTable, { unique: true }), secret: column.text() })
-  t.throws(() => authenticatorProvider({ encryptionKey: key, secretTable: partial }), { message: /has no recovery_codes, created_at, confirmed_at, revoked_at, last_used_at, last_used_step column/ })
+  t.throws(() => authenticatorProvider({ encryptionKey: key, secretTable: partial }), { message: /has no recovery_codes, created_at, confirmed_at, revoked_at, last_used_at, last_used_step, failed_count, failed_since column/ })
   const { columns } = mfaSecretTable
   const shape = Object.fromEntries(columns.filter((c) => !c.primaryKey).map((c) => [c.name, c]))
   const notUnique = defineTable('mfa_not_unique', { ...shape, user: column.foreignKey(userTable, { null: false }) })
@@ -217,4 +222,56 @@ t.test('options are checked when the provider is made', async (t) => {
   t.same(enrollment.recovery_codes, [])
   t.match(enrollment.otpauth_url, /^otpauth:\/\/totp\/Acme:user\d+\?issuer=Acme&/)
   t.equal((await db.pool.query('SELECT count(*)::int AS n FROM my_mfa')).rows[0].n, 1)
+})
+
+t.test('guessing (issue 27): after maxFailures codes without a good one, every code is a 429 until the window ends; recovery codes still pass', async (t) => {
+  const locking = authenticatorProvider({ encryptionKey: key, maxFailures: 3, failureWindow: '1m' })
+  // A second instance of the application: its own provider object, the same database.
+  const elsewhere = authenticatorProvider({ encryptionKey: key, maxFailures: 3, failureWindow: 60 })
+  const user = await newUser()
+  const { secret, recovery_codes: codes } = (await locking.register(user, ctx))!
+  t.equal(await locking.confirm(user.id, await freshCode(secret), ctx), 'enabled')
+  const allowReuse = async (): Promise<void> => { await db.pool.query('UPDATE auth_mfa_secret SET last_used_step = last_used_step - 5 WHERE "user" = $1', [user.id]) }
+  const locked = async (provider: typeof locking, code: string): Promise<any> => await provider.verifyCode(user.id, code, ctx).then(() => null, (e: unknown) => e)
+
+  t.equal(await locking.verifyCode(user.id, '000000', ctx), false)
+  t.equal(await elsewhere.verifyCode(user.id, '000001', ctx), false, 'counted in the database, whichever instance')
+  t.equal(await locking.verifyCode(user.id, '000002', ctx), false)
+  t.match(await row(user.id), { failed_count: 3 }, 'three attempts counted')
+  await allowReuse()
+  const error = await locked(elsewhere, await freshCode(secret))
+  t.match(error, { statusCode: 429, code: 'TABLECRUD_ERR_MFA_LOCKED' }, 'the fourth code is refused, even the right one')
+  t.ok(error.retryAfter >= 1 && error.retryAfter <= 60, `Retry-After within the window (${String(error.retryAfter)})`)
+  t.equal(error.message, `Too many wrong MFA codes: try again in ${String(error.retryAfter)} seconds, or use a recovery code.`)
+  t.equal((await row(user.id)).failed_count, 3, 'a refused attempt does not extend the lock')
+
+  t.equal(await locking.verifyCode(user.id, codes[0]!, ctx), true, 'a recovery code passes the lock')
+  t.match(await row(user.id), { failed_count: 0, failed_since: null }, 'and starts the count again')
+  await allowReuse()
+  t.equal(await locking.verifyCode(user.id, await freshCode(secret), ctx), true, 'so the authenticator code passes again')
+
+  for (const wrong of ['111111', '222222', '333333']) t.equal(await locking.verifyCode(user.id, wrong, ctx), false)
+  t.match(await locked(locking, '444444'), { code: 'TABLECRUD_ERR_MFA_LOCKED' })
+  await db.pool.query("UPDATE auth_mfa_secret SET failed_since = failed_since - interval '61 seconds' WHERE \"user\" = $1", [user.id])
+  await allowReuse()
+  t.equal(await locking.verifyCode(user.id, '555555', ctx), false, 'the window has passed: codes are checked again')
+  t.equal((await row(user.id)).failed_count, 1, 'a new window counts from one')
+  await allowReuse()
+  t.equal(await locking.verifyCode(user.id, await freshCode(secret), ctx), true, 'and a good code passes')
+})
+
+t.test('a burst of concurrent guesses gets exactly maxFailures checked', async (t) => {
+  const locking = authenticatorProvider({ encryptionKey: key, maxFailures: 3 })
+  const user = await newUser()
+  const { secret } = (await locking.register(user, ctx))!
+  t.equal(await locking.confirm(user.id, await freshCode(secret), ctx), 'enabled')
+  const results = await Promise.all(Array.from({ length: 10 }, async (_, i) =>
+    await locking.verifyCode(user.id, String(100000 + i), ctx).then((ok) => ok ? 'passed' : 'failed', (e: { code: string }) => e.code)))
+  t.same(results.filter((r) => r === 'failed').length, 3)
+  t.same(results.filter((r) => r === 'TABLECRUD_ERR_MFA_LOCKED').length, 7)
+})
+
+t.test('lockRemaining: the whole window when the row is gone', async (t) => {
+  const { rows } = await db.pool.query(lockRemaining(mfaSecretTable, -1, 900).text, [...lockRemaining(mfaSecretTable, -1, 900).values])
+  t.same(rows, [{ seconds: 900 }])
 })

@@ -290,14 +290,19 @@ t.test('insertRows: an error that is not the client\'s (a 503) is thrown as it c
   const down = new Error('Connection terminated unexpectedly')
   const unique = Object.assign(new Error('duplicate key value violates unique constraint "movie_name_key"'), { code: '23505', severity: 'ERROR' })
   const fail = (error: Error) => async (): Promise<never> => { throw error }
-  const fake = (run: () => Promise<never>, inTransaction: () => Promise<never>): CrudContext => ({
-    table: movie,
-    options: { excludeSecrets: true },
-    db: { run, transaction: async (work: (tx: unknown) => Promise<unknown>) => await work({ run: inTransaction }) }
-  }) as unknown as CrudContext
+  // Both ways run in a transaction (the answer is written before COMMIT): the first one's statement fails with `first`, the second's with `second`.
+  const fake = (first: () => Promise<never>, second: () => Promise<never>): CrudContext => {
+    const runs = [first, second]
+    return {
+      table: movie,
+      options: { excludeSecrets: true },
+      db: { transaction: async (work: (tx: unknown) => Promise<unknown>) => await work({ run: runs.shift() }) }
+    } as unknown as CrudContext
+  }
   const rows = [new Map([[movie.columnMap.get('name')!, 'A']])]
-  t.equal(await insertRows(fake(fail(down), fail(unique)), rows).catch((e: unknown) => e), down, 'the one statement')
-  t.equal(await insertRows(fake(fail(unique), fail(down)), rows).catch((e: unknown) => e), down, 'one by one, after a refusal')
+  const answer = (created: unknown[]): unknown[] => created
+  t.equal(await insertRows(fake(fail(down), fail(unique)), rows, answer).catch((e: unknown) => e), down, 'the one statement')
+  t.equal(await insertRows(fake(fail(unique), fail(down)), rows, answer).catch((e: unknown) => e), down, 'one by one, after a refusal')
 })
 
 t.test('the database away: a 503 with Retry-After, as for one row', async (t) => {

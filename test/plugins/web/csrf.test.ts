@@ -100,9 +100,11 @@ t.test('every check of SPEC §5.5, in order', async (t) => {
   // 2. Sec-Fetch-Site: cross-site, before the cookie is looked at.
   await refused(t, probe, post({ 'sec-fetch-site': 'cross-site', cookie, 'x-csrftoken': TOKEN }), 'Cross-site request refused')
   await refused(t, probe, post({ 'sec-fetch-site': 'cross-site' }), 'Cross-site request refused')
-  for (const site of ['same-origin', 'same-site', 'none']) {
+  for (const site of ['same-origin', 'none']) {
     await passes(t, probe, post({ 'sec-fetch-site': site, cookie, 'x-csrftoken': TOKEN }), `Sec-Fetch-Site: ${site} is not refused`)
   }
+  // Another origin of the same site (another port of the host) reads the token cookie: refused too (issue 27).
+  await refused(t, probe, post({ 'sec-fetch-site': 'same-site', cookie, 'x-csrftoken': TOKEN }), 'Same-site request from another origin refused')
 
   // 3. The cookie.
   await refused(t, probe, post({ 'x-csrftoken': TOKEN }), 'No CSRF cookie found')
@@ -126,8 +128,8 @@ t.test('every check of SPEC §5.5, in order', async (t) => {
   await refused(t, probe, post({ cookie, 'content-type': FORM }, `csrftoken=${TOKEN}&csrftoken=${TOKEN}`), 'The CSRF token in the form doesn\'t match the cookie.')
   await refused(t, probe, post({ cookie: 'csrftoken=not-a-token', 'x-csrftoken': TOKEN }), 'The CSRF token in the header doesn\'t match the cookie.')
 
-  // Over plain HTTP the origin is not checked.
-  await passes(t, probe, post({ cookie, 'x-csrftoken': TOKEN, origin: 'http://elsewhere.example' }), 'HTTP: Origin is not checked')
+  // 6. Over plain HTTP too, an Origin (else Referer) that is sent must be the request's own (issue 27).
+  await refused(t, probe, post({ cookie, 'x-csrftoken': TOKEN, origin: 'http://elsewhere.example' }), 'Referer or origin is incorrect')
 
   for (const method of ['PUT', 'PATCH', 'DELETE'] as const) {
     await refused(t, probe, { method, url: '/write', headers: { cookie } }, missing)
@@ -178,6 +180,46 @@ t.test('over HTTPS (trustProxy honoured), Origin or else Referer must name this 
   await passes(t, direct, post({ 'x-forwarded-proto': 'https', cookie: `csrftoken=${TOKEN}`, 'x-csrftoken': TOKEN }), 'without trustProxy, X-Forwarded-Proto is not believed')
 })
 
+t.test('over plain HTTP, a page of another origin is refused even with the right token: another port, another host name, a Referer (issue 27)', async (t) => {
+  const probe = await build(t, { allowedOrigins: ['http://127.0.0.1:15702', 'https://Admin.Example.org:443/'] })
+  const incorrect = 'Referer or origin is incorrect'
+  // A page on another port read the cookie (cookies ignore ports) and sends it back as the token.
+  const http = { host: '127.0.0.1:15700', cookie: `csrftoken=${TOKEN}`, 'x-csrftoken': TOKEN }
+  await refused(t, probe, post({ ...http, origin: 'http://127.0.0.1:15701' }), incorrect)
+  await refused(t, probe, post({ ...http, origin: 'http://localhost:15700' }), incorrect)
+  await refused(t, probe, post({ ...http, referer: 'http://127.0.0.1:15701/attack' }), incorrect)
+  await refused(t, probe, post({ ...http, origin: 'null' }), incorrect)
+  await refused(t, probe, post({ ...http, 'x-csrftoken': '', 'content-type': FORM, origin: 'http://127.0.0.1:15701' }, `csrftoken=${TOKEN}`), incorrect)
+  await refused(t, probe, post({ ...http, origin: 'http://127.0.0.1:15701', 'sec-fetch-site': 'same-site' }), 'Same-site request from another origin refused')
+  await passes(t, probe, post({ ...http, origin: 'http://127.0.0.1:15700' }), 'the request\'s own origin')
+  await passes(t, probe, post({ ...http, referer: 'http://127.0.0.1:15700/form' }), 'its own Referer')
+  await passes(t, probe, post(http), 'neither header over HTTP: not a browser')
+  await passes(t, probe, post({ ...http, origin: 'http://127.0.0.1:15702', 'sec-fetch-site': 'same-site' }), 'an allowed origin, same-site')
+  await passes(t, probe, post({ ...http, origin: 'https://admin.example.org', 'sec-fetch-site': 'cross-site' }), 'an allowed origin, cross-site')
+  await refused(t, probe, post({ ...http, origin: 'http://admin.example.org' }), incorrect)
+})
+
+t.test('Authorization exempts a request only where its route does not authenticate by the session cookie (issue 27)', async (t) => {
+  const app = Fastify()
+  let ran = 0
+  await app.register(async (site) => {
+    await site.register(csrf)
+    site.post('/bearer', { schema: { security: [{ bearerAuth: [] }] } }, async () => { ran++; return {} })
+    site.post('/session', { schema: { security: [{ cookieAuth: [] }] } }, async () => { ran++; return {} })
+    site.post('/other-session', { schema: { security: [{ cookieAuth_sid: [] }] } }, async () => { ran++; return {} })
+  })
+  t.teardown(async () => await app.close())
+  const basic = { authorization: 'Basic YTpi' }
+  t.equal((await app.inject({ method: 'POST', url: '/bearer', headers: basic })).statusCode, 200, 'a route of bearer auth')
+  for (const url of ['/session', '/other-session']) {
+    const res = await app.inject({ method: 'POST', url, headers: basic })
+    t.same([res.statusCode, res.json().message], [403, 'No CSRF cookie found'], `${url}: the header does not exempt a cookie-authenticated route`)
+    const form = await app.inject({ method: 'POST', url, headers: { ...basic, cookie: `csrftoken=${TOKEN}`, 'content-type': FORM }, payload: `csrftoken=${OTHER}` })
+    t.equal(form.statusCode, 415, 'nor its form (no parser here: refused either way)')
+  }
+  t.equal(ran, 1)
+})
+
 t.test('only the context it is registered in, before its bodies are read', async (t) => {
   const probe = await build(t)
   t.equal((await probe.app.inject({ method: 'POST', url: '/outside' })).statusCode, 200, 'a route outside the context is not checked')
@@ -210,6 +252,11 @@ t.test('invalid options fail at registration', async (t) => {
     [{ allowedHosts: [3 as unknown as string] }, 'csrf: the option allowedHosts must be'],
     [{ allowedHosts: ['a:b:c'] }, 'csrf: the option allowedHosts must be'],
     [{ allowedHosts: [''] }, 'csrf: the option allowedHosts must be'],
+    [{ allowedOrigins: 'https://a.example' as unknown as string[] }, 'csrf: the option allowedOrigins must be an array of origins'],
+    [{ allowedOrigins: ['https://a.example/path'] }, 'csrf: the option allowedOrigins must be'],
+    [{ allowedOrigins: ['a.example'] }, 'csrf: the option allowedOrigins must be'],
+    [{ allowedOrigins: ['ftp://a.example'] }, 'csrf: the option allowedOrigins must be'],
+    [{ allowedOrigins: [1 as unknown as string] }, 'csrf: the option allowedOrigins must be'],
     [{ maxAge: 0 }, 'csrf: the option maxAge must be a whole number of seconds, 1 or more'],
     [{ maxAge: 1.5 }, 'csrf: the option maxAge must be']
   ]
