@@ -86,7 +86,11 @@ interface Page { readonly filters: readonly Filter[], readonly limit: number, re
 
 const listCache = shapeCache<Page>()
 const countCache = shapeCache<readonly Filter[]>()
-const singleCache = shapeCache<{ readonly key: unknown, readonly embeds: EmbedControls }>()
+const singleCache = shapeCache<{ readonly key: unknown, readonly filters: readonly Filter[], readonly embeds: EmbedControls }>()
+
+/** Where an embed's bind parameters read the request's filters and controls. */
+const filtersOf = (input: { readonly filters: readonly Filter[] }): readonly Filter[] => input.filters
+const controlsOf = (input: { readonly embeds: EmbedControls }): EmbedControls => input.embeds
 
 export const NO_SHAPE: Shape = Object.freeze({ paths: [], aliases: [], sources: [], flat: true, key: '' })
 
@@ -106,7 +110,7 @@ function listKey (query: ListQuery): string {
 function listParts<I extends { readonly filters: readonly Filter[], readonly embeds: EmbedControls }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
 { list: string, shape: Shape, joins: Joins, order: string, filter: string } {
   const joins = new Joins()
-  const scope = new EmbedScope(params, query.filters, (input) => input.filters, query.embeds, (input) => input.embeds, ctx.maxEmbedRows)
+  const scope = new EmbedScope(params, query.filters, filtersOf, query.embeds, controlsOf, ctx.maxEmbedRows)
   const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
   const order = orderBy(ctx.table, query.order, joins, params)
   const filter = where(params, query.filters, (input) => input.filters)
@@ -217,15 +221,15 @@ export function compileCount (ctx: QueryContext, filters: readonly Filter[]): St
 export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuery): SelectStatement {
   const embeds = query.embeds ?? NO_EMBED_CONTROLS
   const { text, shape, params } = singleCache(ctx, `single|${fieldsKey(query.fields, query.readable)}|${embedsKey(embeds)}`, () => {
-    const params = new Params<{ readonly key: unknown, readonly embeds: EmbedControls }>()
+    const params = new Params<{ readonly key: unknown, readonly filters: readonly Filter[], readonly embeds: EmbedControls }>()
     const joins = new Joins()
     // Filters are ignored on GET `/:id/` (SPEC §2.4): embeds list every related row.
-    const scope = new EmbedScope(params, [], () => [], embeds, (input) => input.embeds, ctx.maxEmbedRows)
+    const scope = new EmbedScope(params, [], filtersOf, embeds, controlsOf, ctx.maxEmbedRows)
     const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
     const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((input) => input.key)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ key: id, embeds }), shape })
+  return Object.freeze({ text, values: params.values({ key: id, filters: [], embeds }), shape })
 }
 
 /** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */

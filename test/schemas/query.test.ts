@@ -27,6 +27,8 @@ const item = defineTable('item', {
 
 const ORDERED = ['e', 'ne', 'lt', 'lte', 'gt', 'gte', 'is_null', 'not_null', 'in', 'not_in']
 const UNORDERED = ['e', 'ne', 'is_null', 'not_null', 'in', 'not_in']
+/** A text column's operators: full-text `search` too (SPEC §8.4). */
+const TEXT = [...UNORDERED, 'search']
 const CONTAINS = ['e', 'ne', 'is_null', 'not_null']
 const INT = { minimum: -2147483648, maximum: 2147483647, type: 'integer' }
 const STRING = { type: 'string' }
@@ -51,7 +53,7 @@ const scalar = (name: string, form: string, items: object, operators = ORDERED, 
 })
 const text = (name: string, through = ''): Record<string, object> => ({
   [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}${through}`, type: 'array', items: STRING },
-  [`${name}__operator`]: operator(name, UNORDERED),
+  [`${name}__operator`]: operator(name, TEXT),
   [`${name}__match`]: match(name)
 })
 const visibleFields = (names: string[]): object => ({
