@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
+import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { FastifySwaggerUiOptions } from '@fastify/swagger-ui'
-import { csrfNamesOf, type CsrfNames } from '../lib/web/csrf.js'
+import { generateToken } from '../lib/auth/token.js'
+import { csrfNamesOf, isCsrfToken, type CsrfNames } from '../lib/web/csrf.js'
 import { allowSources } from '../lib/web/csp.js'
 
 /**
@@ -18,10 +20,10 @@ const SCRIPT = 'tablecrud-csrf.js'
  * Swagger UI's same-origin requests. The names are read when the script is requested, so a
  * `csrf` plugin registered after `openApi` counts.
  */
-export function csrfScript (names: readonly CsrfNames[]): string {
+export function csrfScript (names: ReadonlyArray<Pick<CsrfNames, 'cookieName' | 'headerName'>>): string {
   return `'use strict'
 window.tablecrudCsrf = function (request) {
-  var names = ${JSON.stringify(names)}
+  var names = ${JSON.stringify(names.map(({ cookieName, headerName }) => ({ cookieName, headerName })))}
   var url
   try { url = new URL(request.url, window.location.href) } catch (e) { return request }
   if (url.origin !== window.location.origin) return request
@@ -37,6 +39,24 @@ window.tablecrudCsrf = function (request) {
 `
 }
 
+/**
+ * The `Set-Cookie` values that give a browser the cookie of each `csrf` plugin it lacks (or
+ * holds with a value that is no token), with the attributes the plugin sets (SPEC §5.5): the
+ * page may be outside every `csrf` context, and a person may open it first.
+ */
+export function missingCsrfCookies (names: readonly CsrfNames[], cookieHeader: string | undefined): string[] {
+  const held = new Map((cookieHeader ?? '').split(';').map((pair) => {
+    const at = pair.indexOf('=')
+    return [pair.slice(0, Math.max(at, 0)).trim(), pair.slice(at + 1).trim()]
+  }))
+  // Two plugins may share a cookie (with other headers): one token for it.
+  const issued = new Map<string, string>()
+  for (const { cookieName, maxAge } of names) {
+    if (!isCsrfToken(held.get(cookieName)) && !issued.has(cookieName)) issued.set(cookieName, `${cookieName}=${generateToken()}; Max-Age=${maxAge}; Path=/; SameSite=Lax`)
+  }
+  return [...issued.values()]
+}
+
 /* c8 ignore start: serialised into swagger-initializer.js and run by the browser (test/browser/csrf.test.ts) */
 function requestInterceptor<R> (request: R): R {
   const copy = (globalThis as { tablecrudCsrf?: (request: R) => R }).tablecrudCsrf
@@ -45,6 +65,16 @@ function requestInterceptor<R> (request: R): R {
 /* c8 ignore stop */
 
 type UiOptions = Omit<FastifySwaggerUiOptions, 'routePrefix'>
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+/** The `onRequest` hook of the page's routes: the CSRF script's answer brings the cookies it copies. */
+function issueCsrfCookies (server: object): Hook {
+  return async (request, reply) => {
+    if (!request.url.split('?')[0]!.endsWith(`/${SCRIPT}`)) return
+    const cookies = missingCsrfCookies(csrfNamesOf(server), request.headers.cookie)
+    if (cookies.length > 0) reply.header('set-cookie', cookies)
+  }
+}
 
 /**
  * CSP hashes of the `<style>` elements Swagger UI's top bar creates (its logo is an SVG with a
@@ -58,8 +88,9 @@ async function swaggerUiStyleHashes (): Promise<string[]> {
 }
 
 /**
- * The integrator's @fastify/swagger-ui options with: the CSRF script among the theme's scripts
- * and Swagger UI's `requestInterceptor` calling it (unless the integrator gave their own
+ * The integrator's @fastify/swagger-ui options with: the CSRF script among the theme's scripts,
+ * its answer setting the CSRF cookies the browser lacks (after the integrator's own `onRequest`
+ * hooks), and Swagger UI's `requestInterceptor` calling it (unless the integrator gave their own
  * interceptor, which then has to copy the token itself); and the page's CSP, when a `csp`
  * plugin sets one, allowing what Swagger UI needs beyond `default-src 'self'`: the `data:`
  * images of its stylesheet and logo, and the hashes of its logo's style sheet.
@@ -69,8 +100,10 @@ export async function secureSwaggerUi (server: object, ui: UiOptions): Promise<U
   const styles = await swaggerUiStyleHashes()
   const transform = ui.transformStaticCSP
   const secure = (policy: string): string => allowSources(allowSources(policy, 'img-src', ['data:']), 'style-src', styles)
+  const hooks = ui.uiHooks ?? {}
   return {
     ...ui,
+    uiHooks: { ...hooks, onRequest: [...[hooks.onRequest ?? []].flat(), issueCsrfCookies(server)] as unknown as Hook },
     uiConfig: { requestInterceptor, ...ui.uiConfig },
     theme: { ...ui.theme, js: [...(ui.theme?.js ?? []), script] },
     transformStaticCSP: (header) => secure(transform === undefined ? header : transform(header))

@@ -147,12 +147,14 @@ function annotate (table: Table, column: TableColumn, schema: TSchema, example?:
 /**
  * Examples the API accepts where Swagger UI's own would be refused: a date-time for a pattern it
  * fills with digits ("7811-83-08"), 1 (the first row of a Serial table) for a key or an integer
- * it would fill with its minimum. A column's `example` option comes first.
+ * it would fill with its minimum, an address for an email (Swagger UI fills the no-NUL pattern
+ * with random characters, not an address). A column's `example` option comes first.
  */
 const EXAMPLES: Partial<Record<TableColumn['type'], unknown>> = {
   timestamp: '2024-05-17T20:00:00',
   timestamptz: '2024-05-17T20:00:00Z',
   date: '2024-05-17',
+  email: 'user@example.com',
   integer: 1,
   smallInt: 1,
   serial: 1

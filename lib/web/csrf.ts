@@ -85,8 +85,11 @@ export function fetchSiteProblem (site: string | undefined, origin: string | und
   return site === 'cross-site' ? 'Cross-site request refused' : 'Same-site request from another origin refused'
 }
 
-/** The cookie and header names of the `csrf` plugins of an application, for Swagger UI to copy the token. */
-export interface CsrfNames { cookieName: string, headerName: string }
+/**
+ * The cookie and header names of the `csrf` plugins of an application, for Swagger UI to copy
+ * the token, and the cookie's lifetime in seconds, for the page to issue the cookie.
+ */
+export interface CsrfNames { cookieName: string, headerName: string, maxAge: number }
 
 /**
  * Applications with a `csrf` plugin, keyed by their HTTP server (every context of one

@@ -7,6 +7,7 @@ import { sessionTable as builtInSessions, userTable } from '../../lib/table/auth
 import type { Table } from '../../lib/table/index.js'
 import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, leaveNotice, pageBase, refuseForm, sendPage } from './forms.js'
+import { EXAMPLE_USER } from './login-routes.js'
 import {
   booleanOption, cookieNameOption, costOption, databaseOf, redirectOption, sessionTableOption, tableOption, templateOption, linksOption
 } from './options.js'
@@ -46,7 +47,8 @@ const CHANGE_BODY = {
     confirm_new_password: { type: 'string', minLength: 1, format: 'password' },
     format: { type: 'string', enum: ['html'], description: 'html: answer errors with the page (what the built-in form sends)' }
   },
-  required: ['current_password', 'new_password', 'confirm_new_password']
+  required: ['current_password', 'new_password', 'confirm_new_password'],
+  examples: [{ current_password: EXAMPLE_USER.password, new_password: 'tr0ub4dor&3 no more', confirm_new_password: 'tr0ub4dor&3 no more' }]
 } as const
 
 /** The answers of the change-password POST, for OpenAPI. */

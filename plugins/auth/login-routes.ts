@@ -7,10 +7,20 @@ import { claimOperationIds } from '../operation-ids.js'
 
 /** The routes of the JSON login plugins (token and JWT login). */
 
+/**
+ * The user of the auth bodies' examples, which Swagger UI's "Try it out" starts from: sign-up's
+ * creates it, the logins log it in, the password change changes its password. The examples
+ * hold the required fields only, so an optional one (`format: "html"` turns the answer into a
+ * page, `mfa_code` asks for a second factor) is sent only when typed in.
+ */
+export const EXAMPLE_USER = { username: 'ada', email: 'ada@example.com', password: 'correct horse battery staple' } as const
+const CREDENTIALS = { username: EXAMPLE_USER.username, password: EXAMPLE_USER.password } as const
+
 const LOGIN_BODY = {
   type: 'object',
   properties: { username: { type: 'string', minLength: 1 }, password: { type: 'string', minLength: 1 } },
-  required: ['username', 'password']
+  required: ['username', 'password'],
+  examples: [CREDENTIALS]
 } as const
 
 /** The second factor's fields of a login body (SPEC §5.4), for the plugins with `mfaProviders`. */

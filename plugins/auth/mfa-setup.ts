@@ -16,6 +16,7 @@ import { sendError } from '../errors.js'
 import { errorResponse } from '../../schemas/responses.js'
 import { stringField } from './credentials.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, jsonOrPage, pageBase, refuseForm, sendPage, wantsPage } from './forms.js'
+import { EXAMPLE_USER } from './login-routes.js'
 import { databaseOf, tableOption, templateOption, linksOption } from './options.js'
 
 /**
@@ -52,7 +53,9 @@ const MFA_BODY = {
     code: { type: 'string', description: 'For confirm: the current code of the pending secret' },
     format: { type: 'string', enum: ['html'], description: 'html: answer with the page (what the built-in forms send)' }
   },
-  required: ['action']
+  required: ['action'],
+  // The first step, set-up; then `confirm` with a code, or `revoke` with the password.
+  examples: [{ action: 'register', password: EXAMPLE_USER.password }]
 } as const
 const QR_PATH = 'qrcode.png'
 

@@ -9,6 +9,7 @@ import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, type Captcha } from './extensions.js'
 import { described } from '../../schemas/responses.js'
 import { HTML_PAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, leaveNotice, pageBase, refuseForm, sendPage } from './forms.js'
+import { EXAMPLE_USER } from './login-routes.js'
 import { databaseHelper, type PoolOptions } from '../database.js'
 import { booleanOption, costOption, redirectOption, tableOption, templateOption, linksOption } from './options.js'
 
@@ -47,7 +48,8 @@ const REGISTER_BODY = {
     confirm_password: { type: 'string', minLength: 1, format: 'password' },
     format: { type: 'string', enum: ['html'], description: 'html: answer errors with the sign-up page (what the built-in form sends)' }
   },
-  required: ['username', 'email', 'password', 'confirm_password']
+  required: ['username', 'email', 'password', 'confirm_password'],
+  examples: [{ ...EXAMPLE_USER, confirm_password: EXAMPLE_USER.password }]
 } as const
 const CREATED = { type: 'object', properties: { id: { type: ['integer', 'string'] }, username: { type: 'string' } }, required: ['id', 'username'] } as const
 

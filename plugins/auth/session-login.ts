@@ -11,7 +11,7 @@ import { stringField } from './credentials.js'
 import { captchaProblem, checkCaptcha, checkMfa, mfaProvidersProblem, type Captcha, type MfaProvider } from './extensions.js'
 import { described, MfaLockedResponse } from '../../schemas/responses.js'
 import { HTML_PAGE, MESSAGE, formContext, formErrors, formOperationIds, formRoutes, isFormSubmission, pageBase, refuseForm, sendPage } from './forms.js'
-import { MFA_FIELDS } from './login-routes.js'
+import { EXAMPLE_USER, MFA_FIELDS } from './login-routes.js'
 import type {} from '../web/types.js'
 import { safeNext } from '../../lib/web/pages.js'
 import {
@@ -102,7 +102,8 @@ const LOGIN_BODY = {
     format: { type: 'string', enum: ['html'], description: 'html: answer errors with the login page (what the built-in form sends)' },
     next: { type: 'string', description: 'A form submission: the path of this site to go to instead of redirectTo (what `?next=` of the login page carries)' }
   },
-  required: ['username', 'password']
+  required: ['username', 'password'],
+  examples: [{ username: EXAMPLE_USER.username, password: EXAMPLE_USER.password }]
 } as const
 
 /**

@@ -32,7 +32,9 @@ const NAME = 'sessionLogout'
 /** What the logout form sends (the csrf plugin adds its field to the document). */
 const LOGOUT_BODY = {
   type: 'object',
-  properties: { format: { type: 'string', enum: ['html'], description: 'html: answer with the logout page (what the built-in form sends)' } }
+  properties: { format: { type: 'string', enum: ['html'], description: 'html: answer with the logout page (what the built-in form sends)' } },
+  // Nothing to send: the cookie says whose session ends (`format` would make the answer a page).
+  examples: [{}]
 } as const
 
 const LOGGED_OUT = 'Logged out: the session row is deleted and the cookie cleared.'

@@ -100,7 +100,7 @@ const csrfPlugin: FastifyPluginAsync<CsrfOptions> = async function csrf (fastify
   // The integrator's (or another plugin's) @fastify/cookie is used when it is there.
   if (!fastify.hasDecorator('parseCookie')) await fastify.register(import('@fastify/cookie'))
   if (!fastify.hasRequestDecorator('csrfToken')) fastify.decorateRequest('csrfToken', null)
-  recordCsrf(fastify.server, { cookieName, headerName })
+  recordCsrf(fastify.server, { cookieName, headerName, maxAge })
   documentCsrf(fastify, settings)
   /** Requests whose header token passed in onRequest: preValidation has nothing left to check. */
   const checked = new WeakSet<FastifyRequest>()

@@ -617,15 +617,16 @@ t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s ow
     at_tz: column.timestamptz(),
     day: column.date(),
     name: column.varchar({ length: 10 }),
+    contact: column.email({ null: true }),
     studio: column.foreignKey(studio, { example: 'WB' }),
     any_studio: column.foreignKey(studio),
     sequel_of: column.foreignKey((): Table => film)
   })
   t.strictSame(examples(createSchema(film)), {
-    id: undefined, year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', name: undefined, studio: 'WB', any_studio: undefined, sequel_of: 1
+    id: undefined, year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', name: undefined, contact: 'user@example.com', studio: 'WB', any_studio: undefined, sequel_of: 1
   })
   t.equal(examples(replaceSchema(film)).id, 1, 'a key in a PUT body')
   const validate = bodyAjv.compile(createSchema(film))
-  t.ok(validate({ year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', studio: 'WB', sequel_of: 1 }), 'the examples pass validation')
+  t.ok(validate({ year: 1999, votes: [1], at: '2024-05-17T20:00:00', at_tz: '2024-05-17T20:00:00Z', day: '2024-05-17', contact: 'user@example.com', studio: 'WB', sequel_of: 1 }), 'the examples pass validation')
   t.notMatch(JSON.stringify(schemaDocument(film, { excludeSecrets: true, maxJoins: 0 })), 'examples', 'not in /schema/')
 })

@@ -67,8 +67,8 @@ t.test('tokens, methods, and the registry Swagger UI reads', async (t) => {
   t.strictSame([...SAFE_METHODS], ['GET', 'HEAD', 'OPTIONS', 'TRACE'])
   const server = {}
   t.strictSame(csrfNamesOf(server), [])
-  recordCsrf(server, { cookieName: 'a', headerName: 'x-a' })
-  recordCsrf(server, { cookieName: 'a', headerName: 'x-a' })
-  recordCsrf(server, { cookieName: 'b', headerName: 'x-a' })
-  t.strictSame(csrfNamesOf(server), [{ cookieName: 'a', headerName: 'x-a' }, { cookieName: 'b', headerName: 'x-a' }], 'once each')
+  recordCsrf(server, { cookieName: 'a', headerName: 'x-a', maxAge: 60 })
+  recordCsrf(server, { cookieName: 'a', headerName: 'x-a', maxAge: 60 })
+  recordCsrf(server, { cookieName: 'b', headerName: 'x-a', maxAge: 60 })
+  t.strictSame(csrfNamesOf(server), [{ cookieName: 'a', headerName: 'x-a', maxAge: 60 }, { cookieName: 'b', headerName: 'x-a', maxAge: 60 }], 'once each')
 })
