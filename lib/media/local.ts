@@ -1,4 +1,3 @@
-import { createWriteStream } from 'node:fs'
 import { chmod, mkdir, open, readdir, rm } from 'node:fs/promises'
 import { resolve, join } from 'node:path'
 import type { Readable } from 'node:stream'
@@ -57,15 +56,16 @@ export class LocalMediaStorage extends MediaStorage {
       throw errorCode(error) === 'EEXIST' ? Object.assign(new Error(`${this.mediaPath} is not a folder`), { code: 'ENOTDIR', cause: error }) : error
     })
     const path = this.path(key)
-    // 'wx' fails when the file exists: a key is never reused, and another upload's file never overwritten.
-    const out = createWriteStream(path, { flags: 'wx', mode: this.filePermissions })
+    // 'wx' fails when the file exists: a key is never reused, and another upload's file never
+    // overwritten. Opened before the data flows, so a failure that comes at once (a first
+    // chunk over the size limit) cannot remove the file before a lazy open creates it.
+    const handle = await open(path, 'wx', this.filePermissions).catch((error: unknown) => {
+      data.destroy()
+      throw errorCode(error) === 'EEXIST' ? new TABLECRUD_ERR_MEDIA_EXISTS(key) : error
+    })
     try {
-      await pipeline(data, out)
+      await pipeline(data, handle.createWriteStream())
     } catch (error) {
-      if (errorCode(error) === 'EEXIST') {
-        data.destroy()
-        throw new TABLECRUD_ERR_MEDIA_EXISTS(key)
-      }
       await rm(path, { force: true })
       throw error
     }

@@ -117,6 +117,17 @@ t.test('an existing key is refused and the file kept', async (t) => {
   t.equal(await readFile(join(dir, 'same-key.png'), 'utf8'), 'first')
 })
 
+t.test('a file the system will not create: its error, the data not read, no file', async (t) => {
+  const dir = await tempDir(t)
+  const storage = localMediaStorage({ column: poster, mediaPath: dir })
+  // 254 characters pass the key check; 508 bytes are past the file system's 255 (ENAMETOOLONG).
+  storage.generateFileKey = () => `${'é'.repeat(250)}.png`
+  const data = Readable.from([Buffer.from('x')])
+  await t.rejects(storage.storeFile('a.png', data), { code: 'ENAMETOOLONG' })
+  t.equal(data.destroyed, true)
+  t.same(await readdir(dir), [])
+})
+
 t.test('a stream that fails half-way leaves no file', async (t) => {
   const dir = await tempDir(t)
   const storage = localMediaStorage({ column: poster, mediaPath: dir })
