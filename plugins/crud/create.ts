@@ -9,7 +9,7 @@ import {
 import type { Runner } from '../../lib/db/port.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
 import type { Statement } from '../../lib/table/statement.js'
-import type { RawQuery } from '../../lib/query/parse.js'
+import type { QueryContext, RawQuery } from '../../lib/query/parse.js'
 import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
@@ -23,6 +23,7 @@ import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator, serialiserCompiler } from './compilers.js'
 import { route } from './routing.js'
+import { checkWritten, isScoped, scopedWrite } from './scope.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
 
@@ -87,24 +88,26 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
         await c.validate('postSingle', request)
         const rows: UpsertRow[] = []
         for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!, target).catch((error: unknown) => { throw atIndex(error, index) }))
-        if (target !== undefined) return send(reply, answers.rows, { rows: await upsertRows(c, target, rows) }, 200)
-        return send(reply, answers.rows, { rows: await insertRows(c, rows.map((r) => r.values)) })
+        const ctx = await c.scoped(request)
+        if (target !== undefined) return send(reply, answers.rows, { rows: await upsertRows(c, ctx, target, rows) }, 200)
+        return send(reply, answers.rows, { rows: await insertRows(c, ctx, rows.map((r) => r.values)) })
       }
       const checked = check(body)
       const children = holdsNested(nested, body) ? await convertChildren(nested, body) : null
       if (children !== null && target !== undefined) throw bodyInvalid(children.map(({ n }) => ({ field: n.relation.name, message: 'cannot be written by an upsert (__on_conflict)' })))
       await c.validate('postSingle', request)
       const written = await toWrite(request, body, checked, target)
+      const ctx = await c.scoped(request)
       if (target !== undefined) {
-        const upserted = await upsertOne(c, target, written)
+        const upserted = await upsertOne(c, ctx, target, written)
         if (upserted.inserted) return send(located(reply, upserted.row), answers.row, upserted.row)
         return send(reply.header('etag', rowETag(upserted.row)), answers.row, upserted.row, 200)
       }
       if (children !== null) {
-        const { row: parent, embedded } = await insertNested(c, written.values, children)
+        const { row: parent, embedded } = await insertNested(c, ctx, written.values, children)
         return send(located(reply, parent), answers.nested, embedded)
       }
-      const one = (await c.db.run(compileInsert(table, written.values, c.options.excludeSecrets))).rows[0]!
+      const [one] = await scopedWrite(c.db, ctx, 1, async (run) => (await run.run(compileInsert(table, written.values, c.options.excludeSecrets))).rows) as [Row]
       return send(located(reply, one), answers.row, one)
     }
   })
@@ -209,9 +212,9 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
  * columns go in one statement (atomic by itself). Rows whose columns differ (hooks that add or
  * drop keys, a UUID key given for some rows only) go one by one, in a transaction.
  */
-export async function insertRows (c: CrudContext, rows: readonly Values[]): Promise<Row[]> {
+export async function insertRows (c: CrudContext, ctx: QueryContext, rows: readonly Values[]): Promise<Row[]> {
   const { table, options: { excludeSecrets } } = c
-  return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
+  return await writeRows(c, ctx, rows, sameColumns(rows) ? [rows] : [],
     (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets))
 }
 
@@ -223,16 +226,17 @@ export async function insertRows (c: CrudContext, rows: readonly Values[]): Prom
  * only to learn which one is refused: the first to fail answers, with its index, and the
  * transaction rolls back. With no runs, rows go that second way directly.
  */
-export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
+export async function writeRows<R> (c: CrudContext, ctx: QueryContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement): Promise<Row[]> {
   const { db } = c
   if (runs.length > 0) {
+    // Under a row scope, the rows as written are checked in the transaction (SPEC §8.6).
     const inRuns = async (runner: Runner): Promise<Row[]> => {
       const written: Row[] = []
       for (const run of runs) written.push(...(await runner.run(many(run))).rows)
-      return written
+      return await checkWritten(ctx, runner, rows.length, written)
     }
     try {
-      return await (runs.length === 1 ? inRuns(db) : db.transaction(inRuns))
+      return await (runs.length === 1 && !isScoped(ctx) ? inRuns(db) : db.transaction(inRuns))
     } catch (error) {
       if (clientError(error) === undefined) throw error
     }
@@ -241,14 +245,15 @@ export async function writeRows<R> (c: CrudContext, rows: readonly R[], runs: Re
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
-        created.push((await tx.run(one(row))).rows[0]!)
+        // No row back: an upsert's conflicting row out of the scope, refused below.
+        created.push(...(await tx.run(one(row))).rows)
       } catch (error) {
         const refused = clientError(error)
         // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
         throw refused === undefined ? error : atIndex(refused, index)
       }
     }
-    return created
+    return await checkWritten(ctx, tx, rows.length, created)
   })
 }
 

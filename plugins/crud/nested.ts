@@ -14,6 +14,8 @@ import { bodyValues, type BodyValues } from './body.js'
 import { lazyValidator } from './compilers.js'
 import type { CrudContext } from './context.js'
 import { clientError } from './create.js'
+import { checkWritten } from './scope.js'
+import type { QueryContext } from '../../lib/query/parse.js'
 import type { Row } from './options.js'
 
 /**
@@ -154,10 +156,10 @@ export async function convertChildren (nested: readonly Nested[], body: Row): Pr
  * whole is tried again, children one by one, in a new transaction, only to name the child
  * that fails (`details.path`, `films[2]`); the parent's own refusal has no path.
  */
-export async function insertNested (c: CrudContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>): Promise<{ row: Row, embedded: Row }> {
+export async function insertNested (c: CrudContext, ctx: QueryContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>): Promise<{ row: Row, embedded: Row }> {
   const { table, db, options: { excludeSecrets } } = c
   const attempt = async (oneByOne: boolean): Promise<{ row: Row, embedded: Row }> => await db.transaction(async (tx) => {
-    const row = (await tx.run(compileInsert(table, parent, excludeSecrets))).rows[0]!
+    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(table, parent, excludeSecrets))).rows) as [Row]
     const embedded: Row = { ...row }
     for (const { n, rows } of children) {
       const fk = toDatabase(n.relation.column, row[table.primaryKey.name])

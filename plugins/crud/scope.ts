@@ -1,0 +1,39 @@
+import { TABLECRUD_ERR_OUT_OF_SCOPE } from '../../lib/errors.js'
+import type { Database, Row, Runner } from '../../lib/db/port.js'
+import type { QueryContext } from '../../lib/query/parse.js'
+import { compileInScope } from '../../lib/sql/write.js'
+
+/** Whether the request's scopes restrict the rows of the mount's table (SPEC §8.6). */
+export function isScoped (ctx: QueryContext): boolean {
+  return ctx.scopes.of(ctx.table).length > 0
+}
+
+/**
+ * Refuses with a 403 `TABLECRUD_ERR_OUT_OF_SCOPE` a write whose rows (by key), as written, are
+ * not all in the scope of the mount's table. Run in the write's transaction, after the write:
+ * the throw rolls it back, so nothing is written (SPEC §8.6).
+ */
+export async function checkScope (ctx: QueryContext, run: Runner, ids: readonly unknown[]): Promise<void> {
+  if (!isScoped(ctx) || ids.length === 0) return
+  const found = (await run.run<{ count: number }>(compileInScope(ctx, ids))).rows[0]!.count
+  if (found < new Set(ids).size) throw new TABLECRUD_ERR_OUT_OF_SCOPE()
+}
+
+/**
+ * Runs a write (`work`, resolving to the rows it wrote) and, under a scope, checks them in the
+ * same transaction: `expected` rows written, every one in the scope, or a 403 and nothing
+ * written. An upsert whose conflicting row is out of the scope writes and returns nothing for
+ * it (lib/sql/write.ts), so a row short is a row out of scope too.
+ */
+export async function scopedWrite (db: Database, ctx: QueryContext, expected: number, work: (run: Runner) => Promise<Row[]>): Promise<Row[]> {
+  if (!isScoped(ctx)) return await work(db)
+  return await db.transaction(async (tx) => await checkWritten(ctx, tx, expected, await work(tx)))
+}
+
+/** What `scopedWrite` checks of the rows a write returned, in its transaction. */
+export async function checkWritten (ctx: QueryContext, run: Runner, expected: number, written: Row[]): Promise<Row[]> {
+  if (!isScoped(ctx)) return written
+  if (written.length < expected) throw new TABLECRUD_ERR_OUT_OF_SCOPE()
+  await checkScope(ctx, run, written.map((row) => row[ctx.table.primaryKey.name]))
+  return written
+}
