@@ -107,10 +107,10 @@ t.test('compileUpdate', async (t) => {
 
 t.test('compileDelete and compileExists', async (t) => {
   const cases: Array<[Statement, string, unknown[]]> = [
-    [compileDelete(unscoped(album), 7), 'DELETE FROM \"album\" AS t0 WHERE t0.\"id\" = $1', [7]],
-    [compileDelete(unscoped(label), 'a"b'), 'DELETE FROM \"label\" AS t0 WHERE t0.\"slug\" = $1', ['a"b']],
-    [compileExists(unscoped(album), 7), 'SELECT 1 FROM \"album\" AS t0 WHERE t0.\"id\" = $1', [7]],
-    [compileExists(unscoped(label), 'x'), 'SELECT 1 FROM \"label\" AS t0 WHERE t0.\"slug\" = $1', ['x']]
+    [compileDelete(unscoped(album), 7), 'DELETE FROM "album" AS t0 WHERE t0."id" = $1', [7]],
+    [compileDelete(unscoped(label), 'a"b'), 'DELETE FROM "label" AS t0 WHERE t0."slug" = $1', ['a"b']],
+    [compileExists(unscoped(album), 7), 'SELECT 1 FROM "album" AS t0 WHERE t0."id" = $1', [7]],
+    [compileExists(unscoped(label), 'x'), 'SELECT 1 FROM "label" AS t0 WHERE t0."slug" = $1', ['x']]
   ]
   for (const [statement, text, values] of cases) {
     t.strictSame(plain(statement), { text, values }, text)
@@ -151,9 +151,9 @@ t.test('a bulk delete without filters is refused by the compiler', async (t) => 
 
 t.test('compileDeleteIds', async (t) => {
   const cases: Array<[Statement, string, unknown[]]> = [
-    [compileDeleteIds(unscoped(album), [1, 2, 3]), 'DELETE FROM \"album\" AS t0 WHERE t0.\"id\" = ANY($1)', [[1, 2, 3]]],
-    [compileDeleteIds(unscoped(album), []), 'DELETE FROM \"album\" AS t0 WHERE t0.\"id\" = ANY($1)', [[]]],
-    [compileDeleteIds(unscoped(label), ['a', 'b,c', '"']), 'DELETE FROM \"label\" AS t0 WHERE t0.\"slug\" = ANY($1)', [['a', 'b,c', '"']]]
+    [compileDeleteIds(unscoped(album), [1, 2, 3]), 'DELETE FROM "album" AS t0 WHERE t0."id" = ANY($1)', [[1, 2, 3]]],
+    [compileDeleteIds(unscoped(album), []), 'DELETE FROM "album" AS t0 WHERE t0."id" = ANY($1)', [[]]],
+    [compileDeleteIds(unscoped(label), ['a', 'b,c', '"']), 'DELETE FROM "label" AS t0 WHERE t0."slug" = ANY($1)', [['a', 'b,c', '"']]]
   ]
   for (const [statement, text, values] of cases) {
     t.strictSame(plain(statement), { text, values }, JSON.stringify(values))

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import type { FastifyInstance, FastifyRequest, InjectOptions, LightMyRequestResponse } from 'fastify'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
@@ -41,7 +41,7 @@ async function seed (app: FastifyInstance): Promise<void> {
   await app.pg.query("INSERT INTO sc_task (title, project) VALUES ('t1', 1), ('t2', 2), ('t3', 3)")
 }
 
-async function scopedApp (tt: Parameters<Parameters<typeof t.test>[1]>[0], routes: string[] = []): Promise<FastifyInstance> {
+async function scopedApp (tt: Test, routes: string[] = []): Promise<FastifyInstance> {
   const db = await testDatabase(tt)
   const app = await freshApp(tt, db, async (app) => {
     app.addHook('onRoute', (route) => {
@@ -81,8 +81,8 @@ const BEFORE = [[1, 'p1', 1, false, 0], [2, 'p2', 2, false, 0], [3, 'p3', 1, tru
  */
 type Check = (res: LightMyRequestResponse, app: FastifyInstance) => Promise<void> | void
 
-function routeChecks (tt: Parameters<Parameters<typeof t.test>[1]>[0]): Map<string, Array<{ request: InjectOptions, check: Check }>> {
-  const status = (code: number, body?: unknown): Check => (res) => {
+function routeChecks (tt: Test): Map<string, Array<{ request: InjectOptions, check: Check }>> {
+  const status = (code: number, body?: unknown) => (res: LightMyRequestResponse): void => {
     tt.equal(res.statusCode, code, res.body)
     if (body !== undefined) tt.strictSame(json(res), body)
   }
@@ -172,12 +172,16 @@ t.test('a scoped table read from other mounts: join, embed, path filter and __re
   const app = await scopedApp(t)
   const get = async (url: string, user = 1): Promise<unknown> => json(await app.inject(as(user, { method: 'GET', url })))
   // Only the definition's scope applies there (the archived filter is the projects mount's own).
-  t.strictSame(await get('/tasks/?__visible_fields=title,project.name&__order=id'), { rows: [
-    { title: 't1', project: { name: 'p1' } }, { title: 't2', project: { name: null } }, { title: 't3', project: { name: 'p3' } }
-  ] }, 'a join: p2 is not user 1\'s')
-  t.strictSame(await get('/tasks/?__readable=true&__visible_fields=title,project&__order=id'), { rows: [
-    { title: 't1', project: 1, project_readable: 'p1' }, { title: 't2', project: 2, project_readable: null }, { title: 't3', project: 3, project_readable: 'p3' }
-  ] }, '__readable')
+  t.strictSame(await get('/tasks/?__visible_fields=title,project.name&__order=id'), {
+    rows: [
+      { title: 't1', project: { name: 'p1' } }, { title: 't2', project: { name: null } }, { title: 't3', project: { name: 'p3' } }
+    ]
+  }, 'a join: p2 is not user 1\'s')
+  t.strictSame(await get('/tasks/?__readable=true&__visible_fields=title,project&__order=id'), {
+    rows: [
+      { title: 't1', project: 1, project_readable: 'p1' }, { title: 't2', project: 2, project_readable: null }, { title: 't3', project: 3, project_readable: 'p3' }
+    ]
+  }, '__readable')
   t.strictSame(await get('/tasks/?project.name=p&__visible_fields=title&__order=id'), { rows: [{ title: 't1' }, { title: 't3' }] }, 'a path filter')
   t.strictSame(await get('/tasks/?project.name=p2&__visible_fields=title', 2), { rows: [{ title: 't2' }] }, 'user 2 sees their own')
   t.strictSame(await get('/teams/1/?__visible_fields=name,projects.name'), { name: 'red', projects: [{ name: 'p3' }, { name: 'p1' }] }, 'an embed')
@@ -235,4 +239,22 @@ t.test('scope is checked at registration and on the table definition', async (t)
   await t.rejects(freshApp(t, db, async (app) => {
     await app.register(tableCrud, { table: team, prefix: '/teams', scope: { owner: 1 } as never })
   }, TABLES), { code: 'TABLECRUD_ERR_OPTIONS', message: 'tableCrud: the option scope must be a function (request) => conditions' })
+})
+
+t.test('a scope through its own table reads that table unscoped there; estimated counts count the scope', async (t) => {
+  const node = defineTable('sc_node', {
+    name: column.varchar({ length: 10 }),
+    parent: column.foreignKey(() => node, { null: true, related: 'children' })
+  }, { scope: () => '(or(parent.is_null,parent.name.starts.a))' })
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: node, prefix: '/nodes', maxJoins: 1 })
+    await app.register(tableCrud, { table: project, prefix: '/estimated', countMode: 'estimated' })
+  }, [node, team, project])
+  await app.pg.query("INSERT INTO sc_node (id, name, parent) VALUES (1, 'a', NULL), (2, 'ab', 1), (3, 'b', NULL), (4, 'bx', 3)")
+  t.strictSame(json(await app.inject({ method: 'GET', url: '/nodes/?__visible_fields=name&__order=id' })), { rows: [{ name: 'a' }, { name: 'ab' }, { name: 'b' }] })
+  t.strictSame(json(await app.inject({ method: 'GET', url: '/nodes/?__visible_fields=name,parent.name&name=bx' })), { rows: [] })
+  await app.pg.query("INSERT INTO sc_project (name, owner) VALUES ('mine', 1), ('theirs', 2), ('also', 2)")
+  t.strictSame(json(await app.inject(as(1, { method: 'GET', url: '/estimated/count/' }))), { count: 1, page_size: 15, estimated: false }, 'not the table statistics')
+  t.strictSame(json(await app.inject(as(2, { method: 'GET', url: '/estimated/count/?name=s' }))), { count: 2, page_size: 15, estimated: false })
 })
