@@ -60,6 +60,8 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     maxJoins
   })
   const operationIds = claimOperationIds(fastify, 'tableCrud', table.name, options.operationIdPrefix)
+  // A write that a row scope may refuse (SPEC §8.6): its 403 is documented.
+  const scopedWrite = (operation: Operation): boolean => (options.scope !== undefined || table.scope !== null) && SCOPED_WRITES.has(operation)
   const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   const query = queryContext(table, { ...options, scopes: UNRESOLVED_SCOPES })
@@ -81,7 +83,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
       tags: [table.name],
       operationId: `${operationIds}.${name}`,
       ...schema,
-      response: { ...schema.response, ...errorResponses(guardedBy(operation) ? [...statuses, 400, 403] : statuses) }
+      response: { ...schema.response, ...errorResponses([...statuses, ...(guardedBy(operation) ? [400, 403] as const : []), ...(scopedWrite(operation) ? [403] as const : [])]) }
     }),
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize, maxEmbedRows: options.maxEmbedRows }
   }
@@ -136,6 +138,8 @@ function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyR
     return await context
   }
 }
+
+const SCOPED_WRITES: ReadonlySet<Operation> = new Set<Operation>(['postSingle', 'putSingle', 'patchSingle', 'patchAll'])
 
 function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['validate'] {
   const validators = options.validators ?? {}

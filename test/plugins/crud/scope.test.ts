@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import type { FastifyInstance, FastifyRequest, InjectOptions, LightMyRequestResponse } from 'fastify'
-import { column, defineTable } from '../../../lib/table/index.js'
+import { column, defineTable, type Table } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { testDatabase } from '../../helpers/db.js'
 import { errorOf, freshApp, json, rowsOf } from './write-fixtures.js'
@@ -46,6 +46,8 @@ async function scopedApp (tt: Test, routes: string[] = []): Promise<FastifyInsta
   const app = await freshApp(tt, db, async (app) => {
     app.addHook('onRoute', (route) => {
       for (const method of [route.method].flat()) routes.push(`${method} ${route.url}`)
+      const responses = Object.keys((route.schema as { response?: object } | undefined)?.response ?? {})
+      if (route.url.startsWith('/projects') && responses.includes('403')) routes.push(`403 ${[route.method].flat().join(',')} ${route.url}`)
     })
     await app.register(tableCrud, {
       table: project,
@@ -150,7 +152,7 @@ t.test('every route of a scoped mount reads and writes only the rows in its scop
   const checks = routeChecks(t)
   // Each route the mount registered, under the path and method it answers: every one that does
   // not answer 405 (a method the route lacks) or serve only OPTIONS/HEAD must be checked here.
-  const mounted = [...new Set(routes.filter((r) => r.includes(' /projects') && !/^(HEAD|OPTIONS|TRACE) /.test(r)).map((r) => r.replace(/([^/])$/, '$1/')))]
+  const mounted = [...new Set(routes.filter((r) => r.includes(' /projects') && !/^(HEAD|OPTIONS|TRACE|403) /.test(r)).map((r) => r.replace(/([^/])$/, '$1/')))]
   for (const route of mounted) {
     if (checks.has(route)) continue
     const [method, url] = route.split(' ') as [InjectOptions['method'], string]
@@ -159,6 +161,8 @@ t.test('every route of a scoped mount reads and writes only the rows in its scop
     t.ok([404, 405].includes(res.statusCode), `${route} answers ${res.statusCode}: a route that reads or writes must be checked for scopes here`)
   }
   t.equal(checks.size, 14, 'every route that reads or writes listed')
+  t.strictSame([...new Set(routes.filter((r) => r.startsWith('403 ')).map((r) => r.replace(/([^/])$/, '$1/')))].sort(), ['403 PATCH /projects/', '403 PATCH /projects/:id/', '403 POST /projects/', '403 PUT /projects/:id/'],
+    'OpenAPI documents the 403 of each write a scope may refuse')
   for (const [route, cases] of checks) {
     t.ok(mounted.includes(route), `${route} is a route of the mount`)
     for (const { request, check } of cases) {
@@ -242,7 +246,7 @@ t.test('scope is checked at registration and on the table definition', async (t)
 })
 
 t.test('a scope through its own table reads that table unscoped there; estimated counts count the scope', async (t) => {
-  const node = defineTable('sc_node', {
+  const node: Table = defineTable('sc_node', {
     name: column.varchar({ length: 10 }),
     parent: column.foreignKey(() => node, { null: true, related: 'children' })
   }, { scope: () => '(or(parent.is_null,parent.name.starts.a))' })
