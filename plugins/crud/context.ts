@@ -29,7 +29,7 @@ export interface CrudContext {
    * throws, so every route compiles with `scoped(request)`'s.
    */
   readonly query: QueryContext
-  /** What the SQL compilers get: the context under the request's row scopes (SPEC §8.6), worked out once per request. */
+  /** What the SQL compilers get: the context under the request's row scopes (SPEC §8.6); a route asks once per request. */
   readonly scoped: (request: FastifyRequest) => Promise<QueryContext>
   readonly db: Database
   /** The one Ajv bodies are checked by (compilers.ts). */
@@ -116,14 +116,13 @@ function scopedTables (table: Table, mountScope: boolean): () => readonly Table[
 
 /**
  * The request's context for the SQL compilers: each scoped table's scope function called (the
- * mount's ANDed with its table's), its answer read as filters; one per request.
+ * mount's ANDed with its table's), its answer read as filters. A route asks once per request.
  */
 function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyRequest> | undefined): CrudContext['scoped'] {
   const tables = scopedTables(query.table, mountScope !== undefined)
-  const contexts = new WeakMap<FastifyRequest, Promise<QueryContext>>()
   const call = async (scope: (request: FastifyRequest) => unknown, table: Table, request: FastifyRequest): Promise<Filter[]> =>
     parseScope(table, await guarded(async () => await scope(request), (error) => error as Error))
-  const resolve = async (request: FastifyRequest): Promise<QueryContext> => {
+  return async (request) => {
     const byTable = new Map<Table, Filter[]>()
     for (const table of tables()) {
       const own = table.scope === null ? [] : await call(table.scope, table, request)
@@ -131,11 +130,6 @@ function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyR
       byTable.set(table, [...own, ...mount])
     }
     return withScopes(query, byTable.size === 0 ? NO_SCOPES : scopesOf(byTable))
-  }
-  return async (request) => {
-    let context = contexts.get(request)
-    if (context === undefined) contexts.set(request, context = resolve(request))
-    return await context
   }
 }
 
