@@ -164,7 +164,8 @@ export async function insertNested (c: CrudContext, ctx: QueryContext, parent: V
     for (const { n, rows } of children) {
       const fk = toDatabase(n.relation.column, row[table.primaryKey.name])
       const withKey = rows.map((r) => new Map(r).set(n.relation.column, fk))
-      embedded[n.relation.name] = await insertChildren(tx, n, withKey, excludeSecrets, oneByOne)
+      // The children's table may have a scope of its own (SPEC §8.6): they must be in it too.
+      embedded[n.relation.name] = await checkWritten({ table: n.relation.to, scopes: ctx.scopes }, tx, withKey.length, await insertChildren(tx, n, withKey, excludeSecrets, oneByOne))
     }
     return { row, embedded }
   })

@@ -1,10 +1,11 @@
 import { TABLECRUD_ERR_OUT_OF_SCOPE } from '../../lib/errors.js'
 import type { Database, Row, Runner } from '../../lib/db/port.js'
 import type { QueryContext } from '../../lib/query/parse.js'
+import type { ScopedTable } from '../../lib/query/scope.js'
 import { compileInScope } from '../../lib/sql/write.js'
 
-/** Whether the request's scopes restrict the rows of the mount's table (SPEC §8.6). */
-export function isScoped (ctx: QueryContext): boolean {
+/** Whether the request's scopes restrict the rows of the table (SPEC §8.6). */
+export function isScoped (ctx: ScopedTable): boolean {
   return ctx.scopes.of(ctx.table).length > 0
 }
 
@@ -13,7 +14,7 @@ export function isScoped (ctx: QueryContext): boolean {
  * not all in the scope of the mount's table. Run in the write's transaction, after the write:
  * the throw rolls it back, so nothing is written (SPEC §8.6).
  */
-export async function checkScope (ctx: QueryContext, run: Runner, ids: readonly unknown[]): Promise<void> {
+export async function checkScope (ctx: ScopedTable, run: Runner, ids: readonly unknown[]): Promise<void> {
   if (!isScoped(ctx) || ids.length === 0) return
   const found = (await run.run<{ count: number }>(compileInScope(ctx, ids))).rows[0]!.count
   if (found < new Set(ids).size) throw new TABLECRUD_ERR_OUT_OF_SCOPE()
@@ -30,8 +31,8 @@ export async function scopedWrite (db: Database, ctx: QueryContext, expected: nu
   return await db.transaction(async (tx) => await checkWritten(ctx, tx, expected, await work(tx)))
 }
 
-/** What `scopedWrite` checks of the rows a write returned, in its transaction. */
-export async function checkWritten (ctx: QueryContext, run: Runner, expected: number, written: Row[]): Promise<Row[]> {
+/** What `scopedWrite` checks of the rows a write returned to the table of `ctx`, in its transaction. */
+export async function checkWritten (ctx: ScopedTable, run: Runner, expected: number, written: Row[]): Promise<Row[]> {
   if (!isScoped(ctx)) return written
   if (written.length < expected) throw new TABLECRUD_ERR_OUT_OF_SCOPE()
   await checkScope(ctx, run, written.map((row) => row[ctx.table.primaryKey.name]))

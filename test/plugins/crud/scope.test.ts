@@ -282,3 +282,17 @@ t.test('writes that stay in the scope go through', async (t) => {
   t.strictSame(json(await send({ method: 'PATCH', url: '/projects/?name=zzz', payload: { rank: 1 } })), { count: 0 }, 'nothing matched in the scope')
   t.strictSame((await rowsOf(app, project)).filter((r) => r.owner === 2).map((r) => [r.name, r.rank]), [['p2', 0]], 'user 2\'s row untouched')
 })
+
+t.test('a nested insert: children of a scoped table must be in its scope', async (t) => {
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: team, prefix: '/teams', readOnly: false, nestedWrites: ['projects'] })
+  }, TABLES)
+  const post = async (owner: number): Promise<LightMyRequestResponse> =>
+    await app.inject(as(1, { method: 'POST', url: '/teams/', payload: { name: 'blue', projects: [{ name: `x${owner}`, owner }] } }))
+  t.strictSame(json(await post(2)), OUT_OF_SCOPE)
+  t.strictSame([await rowsOf(app, team), await rowsOf(app, project)], [[], []], 'nothing written')
+  const created = await post(1)
+  t.equal(created.statusCode, 201)
+  t.strictSame(json(created).projects.map((p: { name: string }) => p.name), ['x1'])
+})
