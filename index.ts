@@ -9,6 +9,7 @@ export type { Queryable, Database, DatabaseHandle, Runner, Result, Intent, Embed
 export { HttpError } from './lib/errors.js'
 export { tableCrud } from './plugins/crud/table-crud.js'
 export type { TableCrudOptions, TableCrudPlugin, Validators, Validator, ValidatorRequest, ValidatorQuery, Hook, HookContext, Crud, Row } from './plugins/crud/table-crud.js'
+export type { ScopeConditions, ScopeFunction } from './lib/query/scope.js'
 export { userTable, tokenTable, createUser, createToken, hashPassword, tableTokenProvider, staticTokenProvider, securitySchemesOf } from './lib/auth/index.js'
 export type { NewUser, UserRow, CreateUserOptions, TokenAuthProvider, TokenLoginProvider, ProviderContext, TableTokenProviderOptions } from './lib/auth/index.js'
 export type { AuthUser } from './plugins/auth/types.js'

@@ -86,6 +86,11 @@ export function setupError (message: string): Error {
   return new TABLECRUD_ERR_OPTIONS(message)
 }
 
+// Row scopes (SPEC §8.6)
+export const TABLECRUD_ERR_OUT_OF_SCOPE = make('TABLECRUD_ERR_OUT_OF_SCOPE', 'The row is outside your scope.', 403)
+// A scope function's answer that names no column or holds a bad value: a set-up mistake, a 500 whose detail goes to the log
+export const TABLECRUD_ERR_SCOPE_INVALID = make('TABLECRUD_ERR_SCOPE_INVALID', 'The scope of %s is invalid: %s', 500)
+
 // Validators and hooks
 export const TABLECRUD_ERR_VALIDATION = make('TABLECRUD_ERR_VALIDATION', 'Validation error', 400)
 export const TABLECRUD_ERR_HOOK = make('TABLECRUD_ERR_HOOK', '%s', 400)

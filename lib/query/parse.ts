@@ -12,6 +12,7 @@ import { typeOf } from '../table/column-types.js'
 import { isMatchType, isOperator, OPERATORS } from '../table/operators.js'
 import { filterKind, filtersBinding, parseValue, type Filter } from './filter.js'
 import { parseTrees } from './tree.js'
+import { NO_SCOPES, type Scopes } from './scope.js'
 import { isSearch, parseSearch, searchFields } from './search.js'
 import { visibleColumns, type Table } from '../table/table.js'
 import { parseBoolean, parseInteger } from '../values/index.js'
@@ -88,9 +89,21 @@ export interface QueryContext {
   readonly excludeSecrets: boolean
   /** The AES key that seals keyset cursors (lib/query/cursor.ts). */
   readonly cursorKey: Buffer
+  /**
+   * The row scopes statements are compiled under (SPEC §8.6): none, unresolved for a mount
+   * that has scopes (`withScopes` gives a request's), or a request's.
+   */
+  readonly scopes: Scopes
+  /** What compiled texts are cached by: one per registration, shared by its requests' contexts. */
+  readonly shapes: object
 }
 
-export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean, cursorSecret?: string, maxEmbedRows?: number }): QueryContext {
+/** The context of one request: the registration's, under the request's row scopes. */
+export function withScopes (ctx: QueryContext, scopes: Scopes): QueryContext {
+  return Object.freeze({ ...ctx, scopes })
+}
+
+export function queryContext (table: Table, options: { pageSize: number, maxPageSize: number, maxJoins: number, excludeSecrets: boolean, cursorSecret?: string, maxEmbedRows?: number, scopes?: Scopes }): QueryContext {
   const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets, true)
   return {
     table,
@@ -104,7 +117,9 @@ export function queryContext (table: Table, options: { pageSize: number, maxPage
     embeds: embedPaths(fields),
     maxEmbedRows: options.maxEmbedRows ?? 100,
     excludeSecrets: options.excludeSecrets,
-    cursorKey: cursorKey(options.cursorSecret)
+    cursorKey: cursorKey(options.cursorSecret),
+    scopes: options.scopes ?? NO_SCOPES,
+    shapes: {}
   }
 }
 

@@ -8,6 +8,7 @@ import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params } from './params.js'
 import { relatedRows } from './related.js'
 import { Joins, NO_SHAPE, readableSql, shapeCache, TOTAL } from './select.js'
+import { ScopedRows } from './scope.js'
 import { where } from './where.js'
 
 /*
@@ -60,29 +61,29 @@ function groupSql (group: GroupKey, joins: Joins): string {
  * The readable representation of the row a ForeignKey group key points at (SPEC §2.12), NULL
  * for none, read through `relatedRows` like every join, so a row scope applies here too.
  */
-function readableOf (group: GroupKey, joins: Joins, index: number): string {
+function readableOf (group: GroupKey, joins: Joins, rows: ScopedRows, index: number): string {
   const { table, column } = group.field
   const target = targetOf(table, column)
   const alias = `x${index}`
-  const { from, on } = relatedRows(forwardOf(table, column), joins.alias(group.field.joins), alias)
+  const { from, on } = relatedRows(forwardOf(table, column), joins.alias(group.field.joins), alias, rows)
   return `(SELECT ${readableSql(target.readable, alias)} FROM ${from} WHERE ${on})`
 }
 
 /** The grouped rows, each output at its alias, with the WHERE of the filters. */
-function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input>): string {
-  const joins = new Joins()
+function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input>, rows: ScopedRows): string {
+  const joins = new Joins(rows)
   const list: string[] = []
   const keys: string[] = []
   query.groups.forEach((group, i) => {
     const key = groupSql(group, joins)
     keys.push(key)
     list.push(`${key} AS ${quoteIdent(group.alias)}`)
-    if (group.readable !== null) list.push(`${readableOf(group, joins, i)} AS ${quoteIdent(group.readable.alias)}`)
+    if (group.readable !== null) list.push(`${readableOf(group, joins, rows, i)} AS ${quoteIdent(group.readable.alias)}`)
   })
   for (const aggregate of query.aggregates) list.push(`${aggregateSql(aggregate, joins)} AS ${quoteIdent(aggregate.alias)}`)
-  const filter = where(params, query.filters, (input) => input.filters)
+  const filter = where(params, rows, query.filters, (input) => input.filters)
   const groupBy = keys.length === 0 ? '' : ` GROUP BY ${keys.join(', ')}`
-  return `SELECT ${list.join(', ')} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${groupBy}`
+  return `SELECT ${list.join(', ')} FROM ${rows.from(ctx.table, 't0')}${joins}${filter}${groupBy}`
 }
 
 const outputsKey = (outputs: readonly Output[]): string => outputs.map((o) => o.name).join(',')
@@ -110,24 +111,26 @@ export function compileAggregate (ctx: QueryContext, query: AggregateQuery, with
   const outer = outerList(query)
   const { text, params } = pageCache(ctx, `aggregate|${withTotal}|${aggregateKey(query)}`, () => {
     const params = new Params<Input>()
-    const inner = grouped(ctx, query, params)
-    const having = where(params, query.having, (input) => input.having)
+    const rows = new ScopedRows(ctx.scopes, params.scoped)
+    const inner = grouped(ctx, query, params, rows)
+    const having = where(params, rows, query.having, (input) => input.having)
     const order = query.order.length === 0 ? '' : ` ORDER BY ${query.order.map((o) => `t0.${quoteIdent(o.output.alias)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')}`
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
     const page = ` LIMIT ${params.add((input) => input.limit)} OFFSET ${params.add((input) => input.offset)}`
     return { text: `SELECT ${outer.list}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }), offset, named: outer.named })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }, ctx.scopes), offset, named: outer.named })
 }
 
 /** The number of groups an aggregate query has, for the total of an empty page. */
 export function compileAggregateCount (ctx: QueryContext, query: AggregateQuery): Statement {
   const { text, params } = pageCache(ctx, `aggregate-count|${aggregateKey(query)}`, () => {
     const params = new Params<Input>()
-    const inner = grouped(ctx, query, params)
-    const having = where(params, query.having, (input) => input.having)
+    const rows = new ScopedRows(ctx.scopes, params.scoped)
+    const inner = grouped(ctx, query, params, rows)
+    const having = where(params, rows, query.having, (input) => input.having)
     return { text: `SELECT count(*) AS count FROM (${inner}) AS t0${having}`, shape: NO_SHAPE, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: 0, offset: 0 }) })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: 0, offset: 0 }, ctx.scopes) })
 }

@@ -1,8 +1,9 @@
-import type { Filter } from '../query/parse.js'
+import type { Filter, QueryContext } from '../query/parse.js'
 import type { Table } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Params } from './params.js'
+import { ScopedRows } from './scope.js'
 import { filtersKey, where } from './where.js'
 
 /**
@@ -11,7 +12,11 @@ import { filtersKey, where } from './where.js'
  * the filter values are bind parameters like everywhere else.
  */
 
-/** One row `{ rows }`: the table's statistics (pg_class.reltuples); -1 until it is first analysed (PostgreSQL 14+). */
+/**
+ * One row `{ rows }`: the table's statistics (pg_class.reltuples); -1 until it is first
+ * analysed (PostgreSQL 14+). Only for a table read without a scope: the statistics count
+ * every row (SPEC §8.6).
+ */
 export function compileTableEstimate (table: Table): Statement {
   return Object.freeze({ text: `SELECT reltuples::float8 AS rows FROM pg_class WHERE oid = ${quoteLiteral(quoteIdent(table.name))}::regclass`, values: [] })
 }
@@ -25,19 +30,21 @@ const plans = new WeakMap<Table, Map<string, { text: string, params: Params<read
  * under a Gather (whose rows are the total; an aggregate node would answer 1, and a parallel
  * scan's rows are per worker).
  */
-export function compileFilteredEstimate (table: Table, filters: readonly Filter[]): Statement {
+export function compileFilteredEstimate (ctx: QueryContext, filters: readonly Filter[]): Statement {
+  const table = ctx.table
   let byKey = plans.get(table)
   if (byKey === undefined) plans.set(table, byKey = new Map())
-  const key = filtersKey(filters)
+  const key = `${filtersKey(filters)}|${ctx.scopes.key}`
   let cached = byKey.get(key)
   if (cached === undefined) {
     const params = new Params<readonly Filter[]>()
-    const text = `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${quoteIdent(table.name)} AS t0${where(params, filters, (f) => f)}`
+    const rows = new ScopedRows(ctx.scopes, params.scoped)
+    const text = `EXPLAIN (FORMAT JSON) SELECT 1 FROM ${rows.from(table, 't0')}${where(params, rows, filters, (f) => f)}`
     cached = { text, params }
     // Bounded like the compilers' own caches (lib/sql/select.ts): past the cap, built each time.
     if (byKey.size < MAX_SHAPES) byKey.set(key, cached)
   }
-  return Object.freeze({ text: cached.text, values: cached.params.values(filters) })
+  return Object.freeze({ text: cached.text, values: cached.params.values(filters, ctx.scopes) })
 }
 
 /** What `compileFilteredEstimate`'s row holds. */

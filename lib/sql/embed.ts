@@ -10,6 +10,7 @@ import { quoteIdent, quoteLiteral } from './identifier.js'
 import { Joins, readableSql } from './joins.js'
 import type { Params } from './params.js'
 import { relatedRows } from './related.js'
+import type { ScopedRows } from './scope.js'
 import { pathConditions } from './where.js'
 
 /*
@@ -32,6 +33,7 @@ export class EmbedScope<I> {
 
   constructor (
     readonly params: Params<I>,
+    readonly rows: ScopedRows,
     readonly filters: readonly Filter[],
     readonly filtersOf: (input: I) => readonly Filter[],
     readonly controls: EmbedControls,
@@ -129,13 +131,13 @@ function embedOrder (table: Table, order: ReadonlyArray<{ readonly field: FieldP
  */
 function embedItem<I> (scope: EmbedScope<I>, relation: Relation, outer: string, fields: readonly FieldPath[], readable: boolean, path: readonly Relation[]): { sql: string, source: EmbedSource } {
   const alias = scope.alias()
-  const { from, on } = relatedRows(relation, outer, alias)
-  const joins = new Joins(alias, `${alias}_`)
+  const { from, on } = relatedRows(relation, outer, alias, scope.rows)
+  const joins = new Joins(scope.rows, alias, `${alias}_`)
   const items = selectItems(scope, relation.to, fields, readable, joins, path)
   const names = path.map((r) => r.name)
   const key = names.join('.')
   const sorts = embedOrder(relation.to, scope.controls.get(key)?.order ?? null)
-  const conditions = pathConditions(scope.params, scope.filters, scope.filtersOf, names, alias)
+  const conditions = pathConditions(scope.params, scope.rows, scope.filters, scope.filtersOf, names, alias)
   const limit = scope.params.add((input) => scope.controlsOf(input).get(key)?.pageSize ?? scope.maxRows)
   const direction = (s: Sort): string => s.descending ? 'DESC' : 'ASC'
   const keys = sorts.map((s, i) => `, ${alias}.${quoteIdent(s.column.name)} AS o${i}`).join('')

@@ -2,6 +2,7 @@ import type { FieldPath } from '../query/fields.js'
 import type { Readable } from '../table/table.js'
 import { quoteIdent, quoteLiteral } from './identifier.js'
 import { relatedRows } from './related.js'
+import type { ScopedRows } from './scope.js'
 
 /** The readable representation in SQL: `format()` renders NULL as '' (SPEC §2.12). */
 export function readableSql (readable: Readable, alias: string): string {
@@ -17,7 +18,7 @@ export class Joins {
   private readonly aliases = new Map<string, string>()
   private readonly clauses: string[] = []
 
-  constructor (private readonly root = 't0', private readonly prefix = 't') {}
+  constructor (private readonly rows: ScopedRows, private readonly root = 't0', private readonly prefix = 't') {}
 
   alias (joins: FieldPath['joins']): string {
     let alias = this.root
@@ -28,7 +29,7 @@ export class Joins {
       if (next === undefined) {
         next = `${this.prefix}${this.aliases.size + 1}`
         this.aliases.set(key, next)
-        const { from, on } = relatedRows(relation, alias, next)
+        const { from, on } = relatedRows(relation, alias, next, this.rows)
         this.clauses.push(` LEFT JOIN ${from} ON ${on}`)
       }
       alias = next

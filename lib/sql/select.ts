@@ -8,7 +8,8 @@ import { quoteIdent } from './identifier.js'
 import { Joins, readableSql } from './joins.js'
 import { Params, Values } from './params.js'
 import { rankSql } from './search.js'
-import { filtersKey, likeEscape, where } from './where.js'
+import { ScopedRows } from './scope.js'
+import { filtersKey, likeEscape, where, whereOf } from './where.js'
 import { searchText } from '../query/search.js'
 import { RANK } from '../table/search.js'
 
@@ -68,10 +69,13 @@ const MAX_SHAPES = 1000
  * on its values, so a shape seen before reuses its text and only fetches the values.
  */
 export function shapeCache<I> (): (ctx: QueryContext, key: string, build: () => Cached<I>) => Cached<I> {
-  const byContext = new WeakMap<QueryContext, Map<string, Cached<I>>>()
-  return (ctx, key, build) => {
-    let byKey = byContext.get(ctx)
-    if (byKey === undefined) byContext.set(ctx, byKey = new Map())
+  const byContext = new WeakMap<object, Map<string, Cached<I>>>()
+  return (ctx, shapeKey, build) => {
+    // Kept by the context's registration (a request's scoped context shares it), and keyed by
+    // the structure of the request's row scopes too (SPEC §8.6): they are part of the text.
+    let byKey = byContext.get(ctx.shapes)
+    if (byKey === undefined) byContext.set(ctx.shapes, byKey = new Map())
+    const key = `${shapeKey}|${ctx.scopes.key}`
     let found = byKey.get(key)
     if (found === undefined) {
       found = build()
@@ -108,13 +112,14 @@ function listKey (query: ListQuery): string {
  * it and the order need, the ORDER BY, and the WHERE (its values bound in `params`).
  */
 function listParts<I extends { readonly filters: readonly Filter[], readonly embeds: EmbedControls }> (ctx: QueryContext, query: ListQuery, params: Params<I>):
-{ list: string, shape: Shape, joins: Joins, order: string, filter: string } {
-  const joins = new Joins()
-  const scope = new EmbedScope(params, query.filters, filtersOf, query.embeds, controlsOf, ctx.maxEmbedRows)
+{ list: string, shape: Shape, joins: Joins, order: string, filter: string, from: string } {
+  const rows = new ScopedRows(ctx.scopes, params.scoped)
+  const joins = new Joins(rows)
+  const scope = new EmbedScope(params, rows, query.filters, filtersOf, query.embeds, controlsOf, ctx.maxEmbedRows)
   const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
   const order = orderBy(ctx.table, query.order, joins, params)
-  const filter = where(params, query.filters, (input) => input.filters)
-  return { list, shape, joins, order, filter }
+  const filter = where(params, rows, query.filters, (input) => input.filters)
+  return { list, shape, joins, order, filter, from: rows.from(ctx.table, 't0') }
 }
 
 /**
@@ -125,14 +130,14 @@ export function compileList (ctx: QueryContext, query: ListQuery, withTotal: boo
   const key = `list|${withTotal}|${listKey(query)}`
   const { text, shape, params } = listCache(ctx, key, () => {
     const params = new Params<Page>()
-    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
+    const { list, shape, joins, order, filter, from } = listParts(ctx, query, params)
     const limit = params.add((page) => page.limit)
     const offset = params.add((page) => page.offset)
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
-    return { text: `SELECT ${list}${total} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape, params }
+    return { text: `SELECT ${list}${total} FROM ${from}${joins}${filter} ORDER BY ${order} LIMIT ${limit} OFFSET ${offset}`, shape, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset, embeds: query.embeds }), shape, offset })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: query.pageSize, offset, embeds: query.embeds }, ctx.scopes), shape, offset })
 }
 
 /** The alias of the i-th sort key's text, selected beside the row for the next cursor. */
@@ -162,7 +167,7 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
   const key = `keyset|${nulls}|${listKey(query)}`
   const { text, shape, params } = keysetCache(ctx, key, () => {
     const params = new Params<Keyset>()
-    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
+    const { list, shape, joins, order, filter, from } = listParts(ctx, query, params)
     const columns = query.order.map((o) => sortKey(ctx.table, o.field, joins, params))
     const keys = columns.map((c, i) => `${c}::text AS ${sortKeyAlias(i)}`).join(', ')
     let seek = ''
@@ -182,10 +187,10 @@ export function compileKeyset (ctx: QueryContext, query: ListQuery, after: Reado
       const predicate = branches.length === 0 ? 'FALSE' : branches.map((b) => `(${b})`).join(' OR ')
       seek = `${filter === '' ? ' WHERE' : ' AND'} (${predicate})`
     }
-    const text = `SELECT ${list}, ${keys} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter}${seek} ORDER BY ${order} LIMIT ${params.add((input) => input.limit)}`
+    const text = `SELECT ${list}, ${keys} FROM ${from}${joins}${filter}${seek} ORDER BY ${order} LIMIT ${params.add((input) => input.limit)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit, embeds: query.embeds }), shape, keys: query.order.length })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, after: (after ?? []) as string[], limit, embeds: query.embeds }, ctx.scopes), shape, keys: query.order.length })
 }
 
 /**
@@ -196,11 +201,11 @@ export function compileExport (ctx: QueryContext, query: ListQuery, limit: numbe
   const key = `export|${limit === null}|${listKey(query)}`
   const { text, shape, params } = listCache(ctx, key, () => {
     const params = new Params<Page>()
-    const { list, shape, joins, order, filter } = listParts(ctx, query, params)
+    const { list, shape, joins, order, filter, from } = listParts(ctx, query, params)
     const cap = limit === null ? '' : ` LIMIT ${params.add((page) => page.limit)}`
-    return { text: `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
+    return { text: `SELECT ${list} FROM ${from}${joins}${filter} ORDER BY ${order}${cap}`, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0, embeds: query.embeds }), shape })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, limit: limit ?? 0, offset: 0, embeds: query.embeds }, ctx.scopes), shape })
 }
 
 function orderKey (order: ListQuery['order']): string {
@@ -211,10 +216,11 @@ function orderKey (order: ListQuery['order']): string {
 export function compileCount (ctx: QueryContext, filters: readonly Filter[]): Statement {
   const { text, params } = countCache(ctx, `count|${filtersKey(filters)}`, () => {
     const params = new Params<readonly Filter[]>()
-    const text = `SELECT count(*) AS count FROM ${quoteIdent(ctx.table.name)} AS t0${where(params, filters, (f) => f)}`
+    const rows = new ScopedRows(ctx.scopes, params.scoped)
+    const text = `SELECT count(*) AS count FROM ${rows.from(ctx.table, 't0')}${where(params, rows, filters, (f) => f)}`
     return { text, shape: NO_SHAPE, params }
   })
-  return Object.freeze({ text, values: params.values(filters) })
+  return Object.freeze({ text, values: params.values(filters, ctx.scopes) })
 }
 
 /** GET `/:id/`. */
@@ -222,23 +228,25 @@ export function compileSingle (ctx: QueryContext, id: unknown, query: SingleQuer
   const embeds = query.embeds ?? NO_EMBED_CONTROLS
   const { text, shape, params } = singleCache(ctx, `single|${fieldsKey(query.fields, query.readable)}|${embedsKey(embeds)}`, () => {
     const params = new Params<{ readonly key: unknown, readonly filters: readonly Filter[], readonly embeds: EmbedControls }>()
-    const joins = new Joins()
+    const rows = new ScopedRows(ctx.scopes, params.scoped)
+    const joins = new Joins(rows)
     // Filters are ignored on GET `/:id/` (SPEC §2.4): embeds list every related row.
-    const scope = new EmbedScope(params, [], filtersOf, embeds, controlsOf, ctx.maxEmbedRows)
+    const scope = new EmbedScope(params, rows, [], filtersOf, embeds, controlsOf, ctx.maxEmbedRows)
     const { list, shape } = selectList(ctx, query.fields, query.readable, joins, scope)
-    const text = `SELECT ${list} FROM ${quoteIdent(ctx.table.name)} AS t0${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((input) => input.key)}`
+    const text = `SELECT ${list} FROM ${rows.from(ctx.table, 't0')}${joins} WHERE t0.${quoteIdent(ctx.table.primaryKey.name)} = ${params.add((input) => input.key)}`
     return { text, shape, params }
   })
-  return Object.freeze({ text, values: params.values({ key: id, filters: [], embeds }), shape })
+  return Object.freeze({ text, values: params.values({ key: id, filters: [], embeds }, ctx.scopes), shape })
 }
 
 /** GET `/ids/`: ids and readable representations, searched case-insensitively, in key order. */
 export function compileIds (ctx: QueryContext, query: IdsQuery): Statement {
-  const values = new Values()
+  const values = new Values(ctx.scopes)
   const pk = `t0.${quoteIdent(ctx.table.primaryKey.name)}`
   const readable = readableSql(ctx.table.readable, 't0')
-  const search = query.search === null ? '' : ` WHERE ${readable} ILIKE ${values.add(`%${likeEscape(query.search)}%`)}`
-  const text = `SELECT ${pk} AS id, ${readable} AS readable FROM ${quoteIdent(ctx.table.name)} AS t0${search} ORDER BY ${pk} LIMIT ${values.add(query.limit)} OFFSET ${values.add(query.offset)}`
+  const from = new ScopedRows(ctx.scopes, values.scoped).from(ctx.table, 't0')
+  const search = whereOf(query.search === null ? [] : [`${readable} ILIKE ${values.add(`%${likeEscape(query.search)}%`)}`])
+  const text = `SELECT ${pk} AS id, ${readable} AS readable FROM ${from}${search} ORDER BY ${pk} LIMIT ${values.add(query.limit)} OFFSET ${values.add(query.offset)}`
   return Object.freeze({ text, values: values.list })
 }
 

@@ -2,10 +2,12 @@ import { type Condition, type Filter, type FilterKind, type FilterTree } from '.
 export { filtersKey } from '../query/filter.js'
 import { typeOf } from '../table/column-types.js'
 import { MATCHES, OPERATORS } from '../table/operators.js'
-import type { TableColumn } from '../table/table.js'
+import type { Table, TableColumn } from '../table/table.js'
 import type { Statement } from '../table/statement.js'
+import { NO_SCOPES, type Scopes } from '../query/scope.js'
 import { Params } from './params.js'
 import { relatedRows } from './related.js'
+import { ScopedRows } from './scope.js'
 import { conditionColumn, matchSql } from './search.js'
 
 /** `%`, `_` and `\` are literal in a match value (SPEC §2.3). */
@@ -59,11 +61,18 @@ function at (filters: readonly Filter[], address: readonly number[]): Filter {
 /** A condition with where it sits in the input's filters, so a cached text fetches its value. */
 interface Placed { readonly condition: Condition, readonly address: readonly number[] }
 
-/** Writes conditions on the rows aliased `alias` and EXISTS tests for what they reach through relations. */
-class WhereWriter<I> {
+/** Writes `$<n>` for a value fetched from the input: a `Params`' `add`, or a scope's binder. */
+type Bind<I> = (fetch: (input: I) => unknown) => string
+
+/**
+ * Writes conditions on the rows aliased `alias` and EXISTS tests for what they reach through
+ * relations (each reading its rows through `rows`, under their scopes). EXISTS aliases are
+ * `<prefix><n>`: a scope's own conditions, written inside a statement, take a prefix of theirs.
+ */
+export class WhereWriter<I> {
   private count = 0
 
-  constructor (private readonly params: Params<I>, private readonly filtersOf: (input: I) => readonly Filter[]) {}
+  constructor (private readonly bind: Bind<I>, private readonly filtersOf: (input: I) => readonly Filter[], private readonly rows: ScopedRows, private readonly prefix = 'r') {}
 
   /**
    * The conditions of `placed` on the row aliased `alias`, whose paths are followed from hop
@@ -80,40 +89,40 @@ class WhereWriter<I> {
       else groups.set(hop.name, [...groups.get(hop.name) ?? [], item])
     }
     for (const group of groups.values()) {
-      const inner = `r${++this.count}`
-      const { from, on } = relatedRows(group[0]!.condition.field.joins[depth]!, alias, inner)
+      const inner = `${this.prefix}${++this.count}`
+      const { from, on } = relatedRows(group[0]!.condition.field.joins[depth]!, alias, inner, this.rows)
       own.push(`EXISTS (SELECT 1 FROM ${from} WHERE ${[on, ...this.conditions(group, depth + 1, inner)].join(' AND ')})`)
     }
     return own
   }
 
   private condition ({ condition, address }: Placed, alias: string): string {
-    const value: Placeholder = (fetch) => this.params.add((input) => fetch(at(this.filtersOf(input), address) as Condition))
+    const value: Placeholder = (fetch) => this.bind((input) => fetch(at(this.filtersOf(input), address) as Condition))
     return CONDITION_SQL[condition.kind](conditionColumn(condition.field, condition.column, alias), condition, value, arrayType(condition.column))
   }
 
   /** A tree (SPEC §8.2): each condition on its own (its own EXISTS), joined by the tree's logic. */
-  tree (tree: FilterTree, address: readonly number[]): string {
+  tree (tree: FilterTree, address: readonly number[], alias: string): string {
     // `not.` negates the whole condition, its EXISTS included: `not.director.born.e.1935` keeps a film without a director.
     const parts = tree.children.map((child, i) => child.kind === 'tree'
-      ? this.tree(child, [...address, i])
-      : this.leaf(child, [...address, i]))
+      ? this.tree(child, [...address, i], alias)
+      : this.leaf(child, [...address, i], alias))
     const sql = `(${parts.join(tree.logic === 'and' ? ' AND ' : ' OR ')})`
     return tree.negated ? `NOT ${sql}` : sql
   }
 
-  private leaf (condition: Condition, address: readonly number[]): string {
-    const sql = this.conditions([{ condition, address }], 0, 't0')[0]!
+  private leaf (condition: Condition, address: readonly number[], alias: string): string {
+    const sql = this.conditions([{ condition, address }], 0, alias)[0]!
     return condition.negated ? `NOT (${sql})` : sql
   }
 
-  /** Every filter on the table aliased `t0`: plain conditions first, grouped by relation, then each tree. */
-  all (filters: readonly Filter[]): string[] {
+  /** Every filter on the table aliased `alias`: plain conditions first, grouped by relation, then each tree. */
+  all (filters: readonly Filter[], alias: string): string[] {
     const placed: Placed[] = []
     filters.forEach((filter, i) => { if (filter.kind !== 'tree') placed.push({ condition: filter, address: [i] }) })
     // Written in text order, so that placeholders are numbered as they appear.
-    const plain = this.conditions(placed, 0, 't0')
-    return [...plain, ...filters.flatMap((filter, i) => filter.kind === 'tree' ? [this.tree(filter, [i])] : [])]
+    const plain = this.conditions(placed, 0, alias)
+    return [...plain, ...filters.flatMap((filter, i) => filter.kind === 'tree' ? [this.tree(filter, [i], alias)] : [])]
   }
 }
 
@@ -121,29 +130,45 @@ class WhereWriter<I> {
  * The plain filters through the relation path `names` (an embed's, SPEC §8.2), as conditions on
  * the related row aliased `alias`: an embed then lists only the rows its path filters match.
  */
-export function pathConditions<I> (params: Params<I>, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[], names: readonly string[], alias: string): string[] {
+export function pathConditions<I> (params: Params<I>, rows: ScopedRows, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[], names: readonly string[], alias: string): string[] {
   const placed: Placed[] = []
   filters.forEach((filter, i) => {
     if (filter.kind === 'tree') return
     const joins = filter.field.joins
     if (joins.length >= names.length && names.every((name, depth) => joins[depth]!.name === name)) placed.push({ condition: filter, address: [i] })
   })
-  return new WhereWriter(params, filtersOf).conditions(placed, names.length, alias)
+  return new WhereWriter((fetch) => params.add(fetch), filtersOf, rows).conditions(placed, names.length, alias)
 }
 
 /**
- * The WHERE clause of filters on the table aliased `t0`. Each parameter's value is fetched
- * from the filters of the input (`filtersOf`) at the same address: what makes a text cached
- * for one query serve every query of its shape.
+ * The conditions of filters on the table aliased `t0`. Each parameter's value is fetched from
+ * the filters of the input (`filtersOf`) at the same address: what makes a text cached for one
+ * query serve every query of its shape.
  */
-export function where<I> (params: Params<I>, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[]): string {
-  if (filters.length === 0) return ''
-  return ` WHERE ${new WhereWriter(params, filtersOf).all(filters).join(' AND ')}`
+export function whereConditions<I> (params: Params<I>, rows: ScopedRows, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[]): string[] {
+  return new WhereWriter((fetch) => params.add(fetch), filtersOf, rows).all(filters, 't0')
 }
 
-/** The WHERE clause of filters on the table aliased `t0`, with its parameters from $1. */
-export function whereClause (filters: readonly Filter[]): Statement {
-  const params = new Params<readonly Filter[]>()
-  const text = where(params, filters, (f) => f)
-  return { text, values: params.values(filters) }
+/** ` WHERE <every condition>`, or nothing for none. */
+export function whereOf (conditions: readonly string[]): string {
+  return conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`
 }
+
+/** The WHERE clause of filters on the table aliased `t0` (rows read through `rows`). */
+export function where<I> (params: Params<I>, rows: ScopedRows, filters: readonly Filter[], filtersOf: (input: I) => readonly Filter[]): string {
+  return whereOf(whereConditions(params, rows, filters, filtersOf))
+}
+
+/**
+ * The WHERE clause of filters on the table aliased `t0`, and of the scope of `table` when it
+ * has one, with its parameters from $1.
+ */
+export function whereClause (filters: readonly Filter[], scoped: { readonly table: Table | null, readonly scopes: Scopes } = NO_TABLE): Statement {
+  const params = new Params<readonly Filter[]>()
+  const rows = new ScopedRows(scoped.scopes, params.scoped)
+  const own = scoped.table === null ? [] : rows.conditions(scoped.table, 't0')
+  const text = whereOf([...own, ...whereConditions(params, rows, filters, (f) => f)])
+  return { text, values: params.values(filters, scoped.scopes) }
+}
+
+const NO_TABLE = { table: null, scopes: NO_SCOPES }

@@ -4,24 +4,47 @@ import { quoteIdent } from './identifier.js'
 import type { Statement } from '../table/statement.js'
 import { Values } from './params.js'
 import { returningList } from './select.js'
-import { whereClause } from './where.js'
+import type { ScopedTable } from '../query/scope.js'
+import { ScopedRows } from './scope.js'
+import { whereClause, whereOf } from './where.js'
 
 const table = (t: Table): string => quoteIdent(t.name)
 const key = (t: Table): string => quoteIdent(t.primaryKey.name)
 
-/** What an upsert (lib/sql/upsert.ts) adds to an INSERT: its ` ON CONFLICT ...` clause, and `, <more>` to return. */
-export interface InsertTail { readonly onConflict: string, readonly returning: string }
+/**
+ * What an upsert (lib/sql/upsert.ts) adds to an INSERT: its ` ON CONFLICT ... DO UPDATE SET ...`
+ * clause, `, <more>` to return, and the scopes the conflicting row must be in to be updated
+ * (SPEC §8.6): a row out of them is neither updated nor returned.
+ */
+export interface InsertTail { readonly onConflict: string, readonly returning: string, readonly scoped?: ScopedTable }
 const NO_TAIL: InsertTail = { onConflict: '', returning: '' }
+
+/** The tail's ON CONFLICT clause, with the WHERE of the conflicting row's scope (on the table's own name). */
+function onConflict (t: Table, tail: InsertTail, values: Values): string {
+  if (tail.scoped === undefined) return tail.onConflict
+  const conditions = new ScopedRows(tail.scoped.scopes, values.scoped).conditions(t, table(t))
+  return tail.onConflict + whereOf(conditions)
+}
+
+/**
+ * Which of the rows with keys `ids` are in the scope of their table (SPEC §8.6): run after a
+ * write, in its transaction, to refuse one whose rows would fall outside it.
+ */
+export function compileInScope (ctx: ScopedTable, ids: readonly unknown[]): Statement {
+  const values = new Values(ctx.scopes)
+  const from = new ScopedRows(ctx.scopes, values.scoped).from(ctx.table, 't0')
+  return Object.freeze({ text: `SELECT count(*)::int AS count FROM ${from} WHERE t0.${key(ctx.table)} = ANY(${values.add(ids)})`, values: values.list })
+}
 
 /** POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it. */
 export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
   const returning = returningList(t, excludeSecrets) + tail.returning
-  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${tail.onConflict} RETURNING ${returning}`, values: [] })
-  const values = new Values()
+  const values = new Values(tail.scoped?.scopes)
+  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${onConflict(t, tail, values)} RETURNING ${returning}`, values: values.list })
   const columns = [...row.keys()].map((c) => quoteIdent(c.name))
   const params = [...row.values()].map((value) => values.add(value))
   return Object.freeze({
-    text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')})${tail.onConflict} RETURNING ${returning}`,
+    text: `INSERT INTO ${table(t)} (${columns.join(', ')}) VALUES (${params.join(', ')})${onConflict(t, tail, values)} RETURNING ${returning}`,
     values: values.list
   })
 }
@@ -47,9 +70,11 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
     const [name, raw] = members[i]!
     return name + (raw && value !== null ? value as string : JSON.stringify(value))
   }).join(',') + '}')
+  const values = new Values(tail.scoped?.scopes)
+  const rowsParam = values.add(`[${json.join(',')}]`)
   return Object.freeze({
-    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x${tail.onConflict} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
-    values: [`[${json.join(',')}]`]
+    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, ${rowsParam}::jsonb) AS x${onConflict(t, tail, values)} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
+    values: values.list
   })
 }
 
@@ -59,50 +84,65 @@ export function sameColumns (rows: ReadonlyArray<ReadonlyMap<TableColumn, unknow
   return columns.length > 0 && rows.every((row) => row.size === columns.length && columns.every((c) => row.has(c)))
 }
 
+/**
+ * ` WHERE <key> = $1` (`ids`: `= ANY($1)`) on the row aliased `t0`, and the scope of its table
+ * (SPEC §8.6): a row out of it is not found.
+ */
+function byKey (ctx: ScopedTable, id: unknown, values: Values, ids = false): string {
+  const match = `t0.${key(ctx.table)} = ${ids ? `ANY(${values.add(id)})` : values.add(id)}`
+  return whereOf([match, ...new ScopedRows(ctx.scopes, values.scoped).conditions(ctx.table, 't0')])
+}
+
 /** PUT and PATCH: the given columns of one row. A statement with nothing to set is refused. */
-export function compileUpdate (t: Table, id: unknown, values: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
+export function compileUpdate (ctx: ScopedTable, id: unknown, values: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): Statement {
   if (values.size === 0) throw new Error('compileUpdate: nothing to set')
-  const params = new Values()
+  const t = ctx.table
+  const params = new Values(ctx.scopes)
   const sets = [...values].map(([c, value]) => `${quoteIdent(c.name)} = ${params.add(value)}`)
   return Object.freeze({
-    text: `UPDATE ${table(t)} SET ${sets.join(', ')} WHERE ${key(t)} = ${params.add(id)} RETURNING ${returningList(t, excludeSecrets)}`,
+    text: `UPDATE ${table(t)} AS t0 SET ${sets.join(', ')}${byKey(ctx, id, params)} RETURNING ${returningList(t, excludeSecrets)}`,
     values: params.list
   })
 }
 
 /** DELETE `/:id/`. */
-export function compileDelete (t: Table, id: unknown): Statement {
-  return Object.freeze({ text: `DELETE FROM ${table(t)} WHERE ${key(t)} = $1`, values: [id] })
+export function compileDelete (ctx: ScopedTable, id: unknown): Statement {
+  const values = new Values(ctx.scopes)
+  return Object.freeze({ text: `DELETE FROM ${table(ctx.table)} AS t0${byKey(ctx, id, values)}`, values: values.list })
 }
 
 /**
  * The row as GET `/:id/` serves it without parameters, locked until the transaction ends: an
  * `If-Match` write compares its ETag and writes while no other write can change it (SPEC §7.3).
  */
-export function compileLockRow (t: Table, id: unknown, excludeSecrets: boolean): Statement {
-  return Object.freeze({ text: `SELECT ${returningList(t, excludeSecrets)} FROM ${table(t)} WHERE ${key(t)} = $1 FOR UPDATE`, values: [id] })
+export function compileLockRow (ctx: ScopedTable, id: unknown, excludeSecrets: boolean): Statement {
+  const values = new Values(ctx.scopes)
+  const list = returningList(ctx.table, excludeSecrets).split(', ').map((c) => `t0.${c}`).join(', ')
+  return Object.freeze({ text: `SELECT ${list} FROM ${table(ctx.table)} AS t0${byKey(ctx, id, values)} FOR UPDATE`, values: values.list })
 }
 
-/** Whether a row exists: hooks run only for rows that do (SPEC §6.14). */
-export function compileExists (t: Table, id: unknown): Statement {
-  return Object.freeze({ text: `SELECT 1 FROM ${table(t)} WHERE ${key(t)} = $1`, values: [id] })
+/** Whether a row exists (in the scope): hooks run only for rows that do (SPEC §6.14). */
+export function compileExists (ctx: ScopedTable, id: unknown): Statement {
+  const values = new Values(ctx.scopes)
+  return Object.freeze({ text: `SELECT 1 FROM ${table(ctx.table)} AS t0${byKey(ctx, id, values)}`, values: values.list })
 }
 
 /** The keys of the rows a bulk DELETE matches, locked: their preDelete hooks run before the delete. */
 export function compileMatchingIds (ctx: QueryContext, filters: readonly Filter[]): Statement {
   if (filters.length === 0) throw new Error('compileMatchingIds: a bulk delete needs a filter')
-  const { text, values } = whereClause(filters)
+  const { text, values } = whereClause(filters, ctx)
   return Object.freeze({ text: `SELECT t0.${key(ctx.table)} AS id FROM ${table(ctx.table)} AS t0${text} FOR UPDATE`, values })
 }
 
 /** DELETE `/` with filters; one with none is refused here, whatever the route checked. */
 export function compileBulkDelete (ctx: QueryContext, filters: readonly Filter[]): Statement {
   if (filters.length === 0) throw new Error('compileBulkDelete: a bulk delete needs a filter')
-  const { text, values } = whereClause(filters)
+  const { text, values } = whereClause(filters, ctx)
   return Object.freeze({ text: `DELETE FROM ${table(ctx.table)} AS t0${text}`, values })
 }
 
 /** Deletes rows by key (after their hooks ran). */
-export function compileDeleteIds (t: Table, ids: readonly unknown[]): Statement {
-  return Object.freeze({ text: `DELETE FROM ${table(t)} WHERE ${key(t)} = ANY($1)`, values: [ids] })
+export function compileDeleteIds (ctx: ScopedTable, ids: readonly unknown[]): Statement {
+  const values = new Values(ctx.scopes)
+  return Object.freeze({ text: `DELETE FROM ${table(ctx.table)} AS t0${byKey(ctx, ids, values, true)}`, values: values.list })
 }

@@ -24,6 +24,12 @@ export interface TableOptions {
   junction?: true | { related: [string, string] }
   /** Full-text search over these text columns (SPEC §8.4): `__search`, and the GIN index `createTables` makes. */
   search?: SearchOptions
+  /**
+   * Row scope (SPEC §8.6): `(request) => conditions`, sync or async, applied wherever the table
+   * is read or written: its own mounts, and every join, embed, path filter and `__readable`
+   * that reaches it from another.
+   */
+  scope?: (request: any) => unknown
 }
 
 /** A junction's two ForeignKeys, in declaration order, and the relation name each side gets (null: the other table's name). */
@@ -47,6 +53,8 @@ export interface Table<C extends Record<string, AnyColumn> = Record<string, AnyC
   readonly junction: Junction | null
   /** Full-text search (SPEC §8.4), or null when the table has none. */
   readonly search: Search | null
+  /** The row scope of the table's definition (SPEC §8.6), or null. */
+  readonly scope: ((request: any) => unknown) | null
   /** Type-level only: the columns as declared. */
   readonly __columns?: C
 }
@@ -148,6 +156,12 @@ function checkSearch (table: string, columns: ReadonlyMap<string, TableColumn>, 
   return search
 }
 
+function checkScope (table: string, scope: unknown): ((request: any) => unknown) | null {
+  if (scope === undefined) return null
+  if (typeof scope !== 'function') throw new DefinitionError(table, null, 'scope must be a function (request) => conditions')
+  return scope as (request: any) => unknown
+}
+
 function parseReadable (table: string, columns: ReadonlyMap<string, TableColumn>, readable: TableOptions['readable'], primaryKey: string): Readable {
   const spec = readable === undefined
     ? { template: '%s', columns: [primaryKey] }
@@ -196,7 +210,8 @@ export function defineTable<C extends Record<string, AnyColumn>> (name: string, 
     readable: parseReadable(name, columnMap, options.readable, primaryKey.name),
     helpText: options.helpText ?? null,
     junction: parseJunction(name, list, options.junction),
-    search: checkSearch(name, columnMap, options.search)
+    search: checkSearch(name, columnMap, options.search),
+    scope: checkScope(name, options.scope)
   })
   registry.add(table)
   return table

@@ -61,14 +61,15 @@ export function aggregateRoutes (c: CrudContext): void {
     handler: async (request, reply) => {
       const query = request.query
       await c.validate('getAggregate', request)
-      const statement = compileAggregate(ctx, query, query.rangeHeader)
+      const scoped = await c.scoped(request)
+      const statement = compileAggregate(scoped, query, query.rangeHeader)
       const result = await db.run<Row>(statement, 'read')
       const outputs = outputsOf(query)
       if (query.rangeHeader) {
         const first = result.rows[0]
         const total = first !== undefined
           ? Number(first[TOTAL])
-          : statement.offset === 0 ? 0 : Number((await db.run<{ count: string }>(compileAggregateCount(ctx, query), 'read')).rows[0]!.count)
+          : statement.offset === 0 ? 0 : Number((await db.run<{ count: string }>(compileAggregateCount(scoped, query), 'read')).rows[0]!.count)
         setContentRange(reply, query.rangeHeaderName, statement.offset, result.rows.length, total)
       }
       reply.type('application/json; charset=utf-8').serializer(serialiserOf(outputs))

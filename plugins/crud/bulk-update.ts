@@ -10,6 +10,7 @@ import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
+import { checkScope } from './scope.js'
 
 /**
  * Runs `work` (a bulk write, resolving to how many rows it changed) in a transaction that
@@ -58,7 +59,13 @@ export function bulkUpdateRoute (c: CrudContext, values: BodyValues): void {
       const changes = await values.prepare(await patched(request, prePatch, { ...request.body }))
       changes.delete(pk)
       if (changes.size === 0) return { count: 0 }
-      const count = await limited(c, maxAffected, async (tx) => Number((await tx.run(compileBulkUpdate(c.query, filters, changes))).rowCount))
+      const ctx = await c.scoped(request)
+      const count = await limited(c, maxAffected, async (tx) => {
+        const changed = (await tx.run<{ id: unknown }>(compileBulkUpdate(ctx, filters, changes))).rows.map((r) => r.id)
+        // Every changed row still in the scope, or none changes (SPEC §8.6).
+        if (changed.length <= maxAffected) await checkScope(ctx, tx, changed)
+        return changed.length
+      })
       return { count }
     }
   })

@@ -1,8 +1,10 @@
 import type { FastifyInstance, FastifyRequest, FastifySchema } from 'fastify'
 import type { Ajv } from 'ajv'
 import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../lib/errors.js'
-import { queryContext, type QueryContext } from '../../lib/query/parse.js'
-import type { Table } from '../../lib/table/table.js'
+import { queryContext, withScopes, type Filter, type QueryContext } from '../../lib/query/parse.js'
+import { NO_SCOPES, parseScope, scopesOf, UNRESOLVED_SCOPES, type ScopeFunction } from '../../lib/query/scope.js'
+import { relationsOf } from '../../lib/table/relations.js'
+import { allTables, type Table } from '../../lib/table/table.js'
 import { errorResponses, type ErrorStatus } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
 import type { Database } from '../../lib/db/port.js'
@@ -24,8 +26,13 @@ export interface CrudContext {
   readonly options: CheckedOptions
   /** What validators get (SPEC §2.9). */
   readonly crud: Crud
-  /** What the query parser and SQL compilers get. */
+  /**
+   * What the query parser gets. Its row scopes are unresolved: a statement compiled with it
+   * throws, so every route compiles with `scoped(request)`'s.
+   */
   readonly query: QueryContext
+  /** What the SQL compilers get: the context under the request's row scopes (SPEC §8.6); a route asks once per request. */
+  readonly scoped: (request: FastifyRequest) => Promise<QueryContext>
   readonly db: Database
   /** The one Ajv bodies are checked by (compilers.ts). */
   readonly ajv: Ajv
@@ -55,16 +62,20 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     maxJoins
   })
   const operationIds = claimOperationIds(fastify, 'tableCrud', table.name, options.operationIdPrefix)
+  // A write that a row scope may refuse (SPEC §8.6): its 403 is documented.
+  const scopedWrite = (operation: Operation): boolean => (options.scope !== undefined || table.scope !== null) && SCOPED_WRITES.has(operation)
   // A validator may refuse any operation (403); with claims, a row-level security policy a write.
   const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0 ||
     (options.claims !== undefined && POLICY_CHECKED.has(operation))
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
+  const query = queryContext(table, { ...options, scopes: UNRESOLVED_SCOPES })
   return {
     fastify,
     table,
     options,
     crud,
-    query: queryContext(table, options),
+    query,
+    scoped: scopedContexts(query, options.scope),
     db: claimed(fastify, databaseHelper(fastify, 'tableCrud', { queryTimeout: options.queryTimeout, pg: options.pg, pool: options.pool }), options),
     ajv: bodyAjv,
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
@@ -76,7 +87,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
       tags: [table.name],
       operationId: `${operationIds}.${name}`,
       ...schema,
-      response: { ...schema.response, ...errorResponses(guardedBy(operation) ? [...statuses, 400, 403] : statuses) }
+      response: { ...schema.response, ...errorResponses([...statuses, ...(guardedBy(operation) ? [400, 403] as const : []), ...(scopedWrite(operation) ? [403] as const : [])]) }
     }),
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize, maxEmbedRows: options.maxEmbedRows }
   }
@@ -89,6 +100,52 @@ const POLICY_CHECKED: ReadonlySet<Operation> = new Set(['postSingle', 'putSingle
 function claimed (fastify: FastifyInstance, db: Database, { claims, role }: CheckedOptions): Database {
   return claims === undefined ? db : claimsDatabase(fastify, db, claims, role ?? null)
 }
+
+/**
+ * The tables a statement of a mount of `table` may read, with a scope: the table (when the
+ * mount or the definition scopes it) and every table its relations reach whose definition
+ * does. Kept until another table is defined, as relations are.
+ */
+function scopedTables (table: Table, mountScope: boolean): () => readonly Table[] {
+  let known = -1
+  let found: readonly Table[] = []
+  return () => {
+    if (known === allTables().length) return found
+    const seen = new Set<Table>([table])
+    const queue = [table]
+    for (let current = queue.shift(); current !== undefined; current = queue.shift()) {
+      for (const relation of relationsOf(current).values()) {
+        const next = [relation.to, relation.junction?.table].filter((t): t is Table => t !== undefined && !seen.has(t))
+        next.forEach((t) => seen.add(t))
+        queue.push(...next)
+      }
+    }
+    known = allTables().length
+    found = [...seen].filter((t) => t.scope !== null || (t === table && mountScope))
+    return found
+  }
+}
+
+/**
+ * The request's context for the SQL compilers: each scoped table's scope function called (the
+ * mount's ANDed with its table's), its answer read as filters. A route asks once per request.
+ */
+function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyRequest> | undefined): CrudContext['scoped'] {
+  const tables = scopedTables(query.table, mountScope !== undefined)
+  const call = async (scope: (request: FastifyRequest) => unknown, table: Table, request: FastifyRequest): Promise<Filter[]> =>
+    parseScope(table, await guarded(async () => await scope(request), (error) => error as Error))
+  return async (request) => {
+    const byTable = new Map<Table, Filter[]>()
+    for (const table of tables()) {
+      const own = table.scope === null ? [] : await call(table.scope, table, request)
+      const mount = table === query.table && mountScope !== undefined ? await call(mountScope, table, request) : []
+      byTable.set(table, [...own, ...mount])
+    }
+    return withScopes(query, byTable.size === 0 ? NO_SCOPES : scopesOf(byTable))
+  }
+}
+
+const SCOPED_WRITES: ReadonlySet<Operation> = new Set<Operation>(['postSingle', 'putSingle', 'patchSingle', 'patchAll'])
 
 function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['validate'] {
   const validators = options.validators ?? {}

@@ -5,7 +5,7 @@ import type { Ajv } from 'ajv'
 import { rowETag } from '../../lib/etag.js'
 import { bodyInvalid, bodyOf, TABLECRUD_ERR_BODY_ROW_COUNT, type FieldError } from '../../lib/errors.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
-import type { RawQuery } from '../../lib/query/parse.js'
+import type { QueryContext, RawQuery } from '../../lib/query/parse.js'
 import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
@@ -20,6 +20,7 @@ import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
 import { beforeCommit, rowAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
+import { checkWritten } from './scope.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
 import { atIndex, writeRows } from './write-rows.js'
@@ -85,24 +86,26 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
         await c.validate('postSingle', request)
         const rows: UpsertRow[] = []
         for (const [index, one] of body.entries()) rows.push(await toWrite(request, one, checked[index]!, target).catch((error: unknown) => { throw atIndex(error, index) }))
-        if (target !== undefined) return send(reply, await upsertRows(c, target, rows, answers.rows), 200)
-        return send(reply, await insertRows(c, rows.map((r) => r.values), answers.rows))
+        const ctx = await c.scoped(request)
+        if (target !== undefined) return send(reply, await upsertRows(c, ctx, target, rows, answers.rows), 200)
+        return send(reply, await insertRows(c, ctx, rows.map((r) => r.values), answers.rows))
       }
       const checked = check(body)
       const children = holdsNested(nested, body) ? await convertChildren(nested, body) : null
       if (children !== null && target !== undefined) throw bodyInvalid(children.map(({ n }) => ({ field: n.relation.name, message: 'cannot be written by an upsert (__on_conflict)' })))
       await c.validate('postSingle', request)
       const written = await toWrite(request, body, checked, target)
+      const ctx = await c.scoped(request)
       if (target !== undefined) {
-        const { row, inserted, text } = await upsertOne(c, target, written, answers.row)
+        const { row, inserted, text } = await upsertOne(c, ctx, target, written, answers.row)
         if (inserted) return send(located(reply, row), text)
         return send(reply.header('etag', rowETag(row)), text, 200)
       }
       if (children !== null) {
-        const { row: parent, text } = await insertNested(c, written.values, children, answers.nested)
+        const { row: parent, text } = await insertNested(c, ctx, written.values, children, answers.nested)
         return send(located(reply, parent), text)
       }
-      const { row: created, text } = await insertOne(c, written.values, answers.row)
+      const { row: created, text } = await insertOne(c, ctx, written.values, answers.row)
       return send(located(reply, created), text)
     }
   })
@@ -141,9 +144,9 @@ function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: RowAnsw
 }
 
 /** One row inserted, and its answer written before COMMIT. */
-async function insertOne (c: CrudContext, values: Values, answer: RowAnswer): Promise<{ row: Row, text: string }> {
+async function insertOne (c: CrudContext, ctx: QueryContext, values: Values, answer: RowAnswer): Promise<{ row: Row, text: string }> {
   return await beforeCommit(c.db, async (tx) => {
-    const row = (await tx.run(compileInsert(c.table, values, c.options.excludeSecrets))).rows[0]!
+    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(c.table, values, c.options.excludeSecrets))).rows) as [Row]
     return { row, text: answer(row) }
   })
 }
@@ -206,8 +209,8 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
  * statement (atomic by itself). Rows whose columns differ (hooks that add or drop keys, a UUID
  * key given for some rows only) go one by one, in a transaction.
  */
-export async function insertRows<T> (c: CrudContext, rows: readonly Values[], answer: (created: Row[]) => T): Promise<T> {
+export async function insertRows<T> (c: CrudContext, ctx: QueryContext, rows: readonly Values[], answer: (created: Row[]) => T): Promise<T> {
   const { table, options: { excludeSecrets } } = c
-  return await writeRows(c, rows, sameColumns(rows) ? [rows] : [],
+  return await writeRows(c, ctx, rows, sameColumns(rows) ? [rows] : [],
     (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets), answer)
 }

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ExportFormat, ListQuery } from '../../lib/query/parse.js'
+import type { ExportFormat, ListQuery, QueryContext } from '../../lib/query/parse.js'
 import { cellOf, compileExport, shapeRow } from '../../lib/sql/select.js'
 import type { Shape } from '../../lib/table/statement.js'
 import type { CrudContext } from './context.js'
@@ -53,8 +53,8 @@ function encoder (format: ExportFormat, shape: Shape): { head: string, line: (ro
  * a slow client holds the server at one batch; a client that goes away destroys the stream,
  * which closes the cursor and releases its connection.
  */
-export async function sendExport (c: CrudContext, reply: FastifyReply, query: ListQuery, format: ExportFormat): Promise<FastifyReply> {
-  const statement = compileExport(c.query, query, c.options.maxExportRows ?? null)
+export async function sendExport (c: CrudContext, ctx: QueryContext, reply: FastifyReply, query: ListQuery, format: ExportFormat): Promise<FastifyReply> {
+  const statement = compileExport(ctx, query, c.options.maxExportRows ?? null)
   const cursor = await c.db.cursor(statement, 'read')
   let first: Array<Record<string, unknown>>
   try {

@@ -28,7 +28,7 @@ export function helperRoutes (c: CrudContext): void {
     validatorCompiler: compilers(c.ajv, (raw) => parseFilterQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getCount', request)
-      const { count, estimated } = await countRows(c, request.query)
+      const { count, estimated } = await countRows(c, await c.scoped(request), request.query)
       // Exact mode keeps the reference body; estimated mode says which kind each count is (SPEC §7.2).
       return c.options.countMode === 'exact' ? { count, page_size: c.options.pageSize } : { count, page_size: c.options.pageSize, estimated }
     }
@@ -41,7 +41,7 @@ export function helperRoutes (c: CrudContext): void {
     validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getIds', request)
-      const result = await db.run<{ id: number | string, readable: string }>(compileIds(ctx, request.query), 'read')
+      const result = await db.run<{ id: number | string, readable: string }>(compileIds(await c.scoped(request), request.query), 'read')
       const out: Record<string, string> = {}
       for (const r of result.rows) out[String(r.id)] = r.readable
       return out

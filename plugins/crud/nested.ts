@@ -15,6 +15,8 @@ import { lazyValidator } from './compilers.js'
 import type { CrudContext } from './context.js'
 import { beforeCommit, type RowAnswer } from './before-commit.js'
 import { clientError } from './write-rows.js'
+import { checkWritten } from './scope.js'
+import type { QueryContext } from '../../lib/query/parse.js'
 import type { Row } from './options.js'
 
 /**
@@ -155,15 +157,16 @@ export async function convertChildren (nested: readonly Nested[], body: Row): Pr
  * whole is tried again, children one by one, in a new transaction, only to name the child
  * that fails (`details.path`, `films[2]`); the parent's own refusal has no path.
  */
-export async function insertNested (c: CrudContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>, answer: RowAnswer): Promise<{ row: Row, text: string }> {
+export async function insertNested (c: CrudContext, ctx: QueryContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>, answer: RowAnswer): Promise<{ row: Row, text: string }> {
   const { table, db, options: { excludeSecrets } } = c
   const attempt = async (oneByOne: boolean): Promise<{ row: Row, text: string }> => await beforeCommit(db, async (tx) => {
-    const row = (await tx.run(compileInsert(table, parent, excludeSecrets))).rows[0]!
+    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(table, parent, excludeSecrets))).rows) as [Row]
     const embedded: Row = { ...row }
     for (const { n, rows } of children) {
       const fk = toDatabase(n.relation.column, row[table.primaryKey.name])
       const withKey = rows.map((r) => new Map(r).set(n.relation.column, fk))
-      embedded[n.relation.name] = await insertChildren(tx, n, withKey, excludeSecrets, oneByOne)
+      // The children's table may have a scope of its own (SPEC §8.6): they must be in it too.
+      embedded[n.relation.name] = await checkWritten({ table: n.relation.to, scopes: ctx.scopes }, tx, withKey.length, await insertChildren(tx, n, withKey, excludeSecrets, oneByOne))
     }
     return { row, text: answer(embedded) }
   })

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { optionError } from '../../lib/errors.js'
 import type { MediaStorage } from '../../lib/media/storage.js'
+import type { ScopeFunction } from '../../lib/query/scope.js'
 import { isTable, type KeyValueOf, type PatchOf, type Table, type WriteRowOf } from '../../lib/table/table.js'
 import type { PoolOptions } from '../database.js'
 import { checkMediaStorage, MEDIA_MAX_BYTES } from './media.js'
@@ -118,12 +119,19 @@ export interface TableCrudOptions<T extends Table = Table> extends PoolOptions {
   claims?: Claims
   /** With `claims`, the role each transaction takes (`SET LOCAL ROLE`): one the policies apply to, not the table's owner. */
   role?: string
+  /**
+   * Row scope (SPEC §8.6): the conditions every row this mount reads or writes must meet, for
+   * this request: `{ owner: request.user.id }` (column → value, ANDed) or a tree string of SPEC
+   * §8.2. ANDed with the table definition's own `scope`. Out of it: 404 on `/:id/`, 403
+   * `TABLECRUD_ERR_OUT_OF_SCOPE` for a write whose row would leave it.
+   */
+  scope?: ScopeFunction<FastifyRequest>
 }
 
 const HOOK_TYPES = new Set(['preSave', 'prePatch', 'preDelete'])
 
 /** The options with their defaults filled in, as checked at registration. */
-type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | 'operationIdPrefix' | 'claims' | 'role' | keyof PoolOptions
+type Optional = 'schemaExtra' | 'validators' | 'maxExportRows' | 'cursorSecret' | 'operationIdPrefix' | 'claims' | 'role' | 'scope' | keyof PoolOptions
 export type CheckedOptions = Required<Omit<TableCrudOptions, Optional>> & Pick<TableCrudOptions, Optional>
 
 function fail (option: string, problem: string): never {
@@ -167,10 +175,12 @@ export function checkOptions (options: TableCrudOptions): CheckedOptions {
     maxExportRows: options.maxExportRows === undefined ? undefined : int('maxExportRows', 0, 1),
     cursorSecret: options.cursorSecret,
     operationIdPrefix: options.operationIdPrefix,
+    scope: options.scope,
     pg: options.pg,
     pool: options.pool,
     ...claimsOptions(options)
   }
+  if (checked.scope !== undefined && typeof checked.scope !== 'function') fail('scope', 'must be a function (request) => conditions')
   if (checked.countMode !== 'exact' && checked.countMode !== 'estimated') fail('countMode', "must be 'exact' or 'estimated'")
   if (checked.cursorSecret !== undefined && (typeof checked.cursorSecret !== 'string' || checked.cursorSecret.length < 16)) fail('cursorSecret', 'must be a string of 16 characters or more')
   if (checked.pageSize > checked.maxPageSize) fail('pageSize', 'must not exceed maxPageSize')

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TABLECRUD_ERR_ROW_NOT_FOUND } from '../../lib/errors.js'
 import { sealCursor, type CursorValues } from '../../lib/query/cursor.js'
-import { parseId, parseListQuery, parseSingleQuery, type ListQuery, type SingleQuery } from '../../lib/query/parse.js'
+import { parseId, parseListQuery, parseSingleQuery, type ListQuery, type QueryContext, type SingleQuery } from '../../lib/query/parse.js'
 import { compileKeyset, compileList, compileSingle, shapeRow, sortKeyAlias, TOTAL, type ListStatement } from '../../lib/sql/select.js'
 import { aRow, idParamsSchema, pageQuerySchema, singleQuerySchema } from '../../schemas/query.js'
 import { described, ETagHeader, EXPORT_DESCRIPTION, listOrExportResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
@@ -32,14 +32,15 @@ export function readRoutes (c: CrudContext): void {
       const query = request.query
       await c.validate('getAll', request)
       const format = exportFormat(query, request)
-      if (format !== null) return await sendExport(c, reply, query, format)
-      if (query.cursor !== null) return await keysetPage(c, serialiseShape, request, reply, query, query.cursor.after)
+      const scoped = await c.scoped(request)
+      if (format !== null) return await sendExport(c, scoped, reply, query, format)
+      if (query.cursor !== null) return await keysetPage(c, scoped, serialiseShape, request, reply, query, query.cursor.after)
       // In 'estimated' mode the total is counted (or estimated) apart, not by the window.
       const windowTotal = query.rangeHeader && c.options.countMode === 'exact'
-      const statement = compileList(ctx, query, windowTotal)
+      const statement = compileList(scoped, query, windowTotal)
       const result = await db.run(statement, 'read')
       const rows = rowsOf(result, statement)
-      if (query.rangeHeader) await contentRange(c, reply, query, statement, result.rows)
+      if (query.rangeHeader) await contentRange(c, scoped, reply, query, statement, result.rows)
       if (customShape(statement, query.readable)) serialiseShape(reply, statement.shape, true)
       return { rows }
     }
@@ -60,7 +61,7 @@ export function readRoutes (c: CrudContext): void {
       const query = request.query
       await c.validate('getSingle', request)
       const key = parseId(table, request.params.id)
-      const statement = compileSingle(ctx, key, query)
+      const statement = compileSingle(await c.scoped(request), key, query)
       const result = await db.run(statement, 'read')
       if (result.rows.length === 0) throw new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
       const served = rowsOf(result, statement)[0]!
@@ -86,8 +87,8 @@ const conditionalHeaders = {
  * follows; its cursor seals the sort-key values of the page's last row, and `Link` holds the
  * full URL of the next page (this request's, `__cursor` replaced).
  */
-async function keysetPage (c: CrudContext, serialiseShape: ReturnType<typeof shapeSerialiser>, request: FastifyRequest, reply: FastifyReply, query: ListQuery, after: CursorValues | null): Promise<unknown> {
-  const statement = compileKeyset(c.query, query, after, query.pageSize + 1)
+async function keysetPage (c: CrudContext, ctx: QueryContext, serialiseShape: ReturnType<typeof shapeSerialiser>, request: FastifyRequest, reply: FastifyReply, query: ListQuery, after: CursorValues | null): Promise<unknown> {
+  const statement = compileKeyset(ctx, query, after, query.pageSize + 1)
   const result = await c.db.run(statement, 'read')
   const more = result.rows.length > query.pageSize
   const page = more ? result.rows.slice(0, query.pageSize) : result.rows
@@ -109,12 +110,12 @@ async function keysetPage (c: CrudContext, serialiseShape: ReturnType<typeof sha
  * comes with the page; an empty page past the first asks for it separately, and so does
  * every page in 'estimated' count mode (SPEC §7.2).
  */
-async function contentRange (c: CrudContext, reply: FastifyReply, query: ListQuery, statement: ListStatement, rows: readonly Row[]): Promise<void> {
+async function contentRange (c: CrudContext, ctx: QueryContext, reply: FastifyReply, query: ListQuery, statement: ListStatement, rows: readonly Row[]): Promise<void> {
   const { offset } = statement
   const windowed = c.options.countMode === 'exact' && rows.length > 0
   const total = windowed
     ? Number(rows[0]![TOTAL])
-    : rows.length === 0 && offset === 0 && c.options.countMode === 'exact' ? 0 : (await countRows(c, query.filters)).count
+    : rows.length === 0 && offset === 0 && c.options.countMode === 'exact' ? 0 : (await countRows(c, ctx, query.filters)).count
   setContentRange(reply, query.rangeHeaderName, offset, rows.length, total)
 }
 

@@ -1,5 +1,7 @@
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
-import { compileInsert, compileInsertRows } from '../../lib/sql/write.js'
+import { compileInsert, compileInsertRows, type InsertTail } from '../../lib/sql/write.js'
+import type { QueryContext } from '../../lib/query/parse.js'
+import { checkWritten } from './scope.js'
 import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import type { CrudContext } from './context.js'
@@ -34,9 +36,11 @@ function split (row: Row): { row: Row, inserted: boolean } {
 }
 
 /** Upserts one row: resolves to the row as GET `/:id/` serves it, and whether it was inserted. */
-export async function upsertOne (c: CrudContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
+export async function upsertOne (c: CrudContext, ctx: QueryContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
+  const tail = { ...upsertTail(target, one.update), scoped: ctx }
   return await beforeCommit(c.db, async (tx) => {
-    const written = split((await tx.run(compileInsert(c.table, one.values, c.options.excludeSecrets, upsertTail(target, one.update)))).rows[0]!)
+    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(c.table, one.values, c.options.excludeSecrets, tail))).rows)
+    const written = split(row!)
     return { ...written, text: answer(written.row) }
   })
 }
@@ -48,12 +52,14 @@ export async function upsertOne (c: CrudContext, target: readonly TableColumn[],
  * statement cannot update one row twice). When the database refuses a statement, the rows are
  * upserted again one by one, to name the one that fails (create.ts `writeRows`).
  */
-export async function upsertRows<T> (c: CrudContext, target: readonly TableColumn[], rows: readonly UpsertRow[], answer: (written: Row[]) => T): Promise<T> {
+export async function upsertRows<T> (c: CrudContext, ctx: QueryContext, target: readonly TableColumn[], rows: readonly UpsertRow[], answer: (written: Row[]) => T): Promise<T> {
   refuseRepeats(target, rows)
   const { table, options: { excludeSecrets } } = c
-  return await writeRows(c, rows, runsOf(rows),
-    (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, upsertTail(target, run[0]!.update)),
-    (row) => compileInsert(table, row.values, excludeSecrets, upsertTail(target, row.update)),
+  // A conflicting row out of the scope is neither updated nor returned (SPEC §8.6).
+  const tail = (update: readonly TableColumn[]): InsertTail => ({ ...upsertTail(target, update), scoped: ctx })
+  return await writeRows(c, ctx, rows, runsOf(rows),
+    (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, tail(run[0]!.update)),
+    (row) => compileInsert(table, row.values, excludeSecrets, tail(row.update)),
     (written) => answer(written.map((row) => split(row).row)))
 }
 

@@ -1,6 +1,8 @@
 import { bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, withBody, type FieldError } from '../../lib/errors.js'
 import type { Statement } from '../../lib/table/statement.js'
+import type { QueryContext } from '../../lib/query/parse.js'
 import { beforeCommit } from './before-commit.js'
+import { checkWritten } from './scope.js'
 import type { CrudContext } from './context.js'
 import type { Row } from './options.js'
 
@@ -28,14 +30,15 @@ export function atIndex (error: unknown, index: number): Error {
  * which one is refused: the first to fail answers, with its index, and the transaction rolls
  * back. With no runs, rows go that second way directly.
  */
-export async function writeRows<R, T> (c: CrudContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement, answer: (written: Row[]) => T): Promise<T> {
+export async function writeRows<R, T> (c: CrudContext, ctx: QueryContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement, answer: (written: Row[]) => T): Promise<T> {
   const { db } = c
   if (runs.length > 0) {
     try {
       return await beforeCommit(db, async (tx) => {
         const written: Row[] = []
         for (const run of runs) written.push(...(await tx.run(many(run))).rows)
-        return answer(written)
+        // Under a row scope, the rows as written are checked in the transaction (SPEC §8.6).
+        return answer(await checkWritten(ctx, tx, rows.length, written))
       })
     } catch (error) {
       if (clientError(error) === undefined) throw error
@@ -45,14 +48,15 @@ export async function writeRows<R, T> (c: CrudContext, rows: readonly R[], runs:
     const created: Row[] = []
     for (const [index, row] of rows.entries()) {
       try {
-        created.push((await tx.run(one(row))).rows[0]!)
+        // No row back: an upsert's conflicting row out of the scope, refused below.
+        created.push(...(await tx.run(one(row))).rows)
       } catch (error) {
         const refused = clientError(error)
         // Anything else (a 503) is thrown as it came, for the transaction to judge its connection.
         throw refused === undefined ? error : atIndex(refused, index)
       }
     }
-    return answer(created)
+    return answer(await checkWritten(ctx, tx, rows.length, created))
   })
 }
 

@@ -4,7 +4,7 @@ import {
   TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROW_NOT_FOUND
 } from '../../lib/errors.js'
 import { ifMatch, rowETag } from '../../lib/etag.js'
-import { parseId, type Filter } from '../../lib/query/parse.js'
+import { parseId, type Filter, type QueryContext } from '../../lib/query/parse.js'
 import type { BulkQuery } from '../../lib/query/writes.js'
 import { compileSingle } from '../../lib/sql/select.js'
 import { compileBulkDelete, compileDelete, compileDeleteIds, compileExists, compileLockRow, compileMatchingIds, compileUpdate } from '../../lib/sql/write.js'
@@ -20,6 +20,7 @@ import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
+import { checkScope, isScoped } from './scope.js'
 
 type IdRoute = { Params: { id: string }, Body: Row }
 
@@ -50,11 +51,11 @@ export function writeRoutes (c: CrudContext): void {
     validatorCompiler,
     handler: async (request, reply) => {
       const key = await write.target(request, 'putSingle')
-      const updated = await write.conditional(request, key, preSave.length > 0, async (run) => {
+      const updated = await write.conditional(request, key, preSave.length > 0, async (run, ctx) => {
         let full = values.fullRow(request.body, key)
         for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
         delete full[pk.name]
-        return await write.update(run, key, full)
+        return await write.update(run, ctx, key, full)
       })
       return answer(reply, updated)
     }
@@ -73,11 +74,11 @@ export function writeRoutes (c: CrudContext): void {
     validatorCompiler,
     handler: async (request, reply) => {
       const key = await write.target(request, 'patchSingle')
-      const updated = await write.conditional(request, key, prePatch.length > 0, async (run) => {
+      const updated = await write.conditional(request, key, prePatch.length > 0, async (run, ctx) => {
         let changes: Row = { ...request.body }
         delete changes[pk.name]
         for (const hook of prePatch) changes = await guarded(async () => await hook.callable(key, changes, { request }), hookError)
-        return await write.update(run, key, changes)
+        return await write.update(run, ctx, key, changes)
       })
       return answer(reply, updated)
     }
@@ -100,7 +101,7 @@ const ifMatchHeaders = {
 
 /** DELETE `/:id/`, and the bulk DELETE `/` when `allowBulkDelete` is on. */
 function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly ErrorStatus[]): void {
-  const { fastify, table, query: ctx } = c
+  const { fastify, table } = c
   const preDelete = c.hooks.preDelete
   route<{ Params: { id: string } }>(fastify, {
     method: 'DELETE',
@@ -116,9 +117,9 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
     handler: async (request, reply) => {
       await c.validate('deleteSingle', request)
       const key = parseId(table, request.params.id)
-      await write.conditional(request, key, preDelete.length > 0, async (run) => {
+      await write.conditional(request, key, preDelete.length > 0, async (run, ctx) => {
         if (preDelete.length > 0) await write.preDelete(key, request)
-        const result = await run.run(compileDelete(table, key))
+        const result = await run.run(compileDelete(ctx, key))
         if (result.rowCount === 0) throw write.notFound(key)
       })
       return reply.code(204).send()
@@ -140,10 +141,11 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
       const { filters, maxAffected } = request.query
       await c.validate('deleteAll', request)
       if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
+      const ctx = await c.scoped(request)
       // Over maxAffected (SPEC §8.5), the delete rolls back.
       const deleted = await limited(c, maxAffected, async (tx) => preDelete.length === 0
         ? Number((await tx.run(compileBulkDelete(ctx, filters))).rowCount)
-        : await write.deleteWithHooks(tx, filters, request, maxAffected))
+        : await write.deleteWithHooks(tx, ctx, filters, request, maxAffected))
       return reply.code(204).header('x-deleted-count', String(deleted)).send()
     }
   })
@@ -159,17 +161,19 @@ interface Writer {
    * The rest of a write to one row, after `target`: the row lookup (404), If-Match (428, 412,
    * SPEC §7.3), then `work` (hooks and the write). With If-Match, all of it runs in one
    * transaction on the row locked `FOR UPDATE`, so no other write lands between the comparison
-   * and this one. Without, the row is looked up only when hooks are to run for it.
+   * and this one. Without, the row is looked up only when hooks are to run for it. Under a row
+   * scope (SPEC §8.6), `work` runs in a transaction either way, for its scope check to undo it.
    */
-  readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner) => Promise<T>) => Promise<T>
+  readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner, ctx: QueryContext) => Promise<T>) => Promise<T>
   /**
-   * Writes the row and its answer in one transaction (the caller's, or one of its own when `run`
-   * is the pool): a row the response cannot write is not committed (issue 27).
+   * Writes `values` on the row of `key` in the scope (404 otherwise; a row the write takes out of
+   * the scope is a 403), and its answer, in one transaction (the caller's, or one of its own
+   * when `run` is the pool): a row the response cannot write is not committed (issue 27).
    */
-  readonly update: (run: Runner, key: unknown, values: Row) => Promise<Answered>
+  readonly update: (run: Runner, ctx: QueryContext, key: unknown, values: Row) => Promise<Answered>
   readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
-  readonly deleteWithHooks: (tx: Runner, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
+  readonly deleteWithHooks: (tx: Runner, ctx: QueryContext, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
   readonly notFound: (key: unknown) => Error
 }
 
@@ -177,11 +181,11 @@ interface Writer {
 interface Answered { row: Row, text: string }
 
 function writer (c: CrudContext, values: BodyValues): Writer {
-  const { table, db, query: ctx } = c
+  const { table, db } = c
   const answerRow = rowAnswer(table, c.schemas.row)
   const notFound = (key: unknown): Error => new TABLECRUD_ERR_ROW_NOT_FOUND(table.name, JSON.stringify(key))
-  const requireRow = async (key: unknown, runner: Runner): Promise<void> => {
-    if ((await runner.run(compileExists(table, key))).rows.length === 0) throw notFound(key)
+  const requireRow = async (ctx: QueryContext, key: unknown, runner: Runner): Promise<void> => {
+    if ((await runner.run(compileExists(ctx, key))).rows.length === 0) throw notFound(key)
   }
   const preDelete = async (key: number | string, request: FastifyRequest): Promise<void> => {
     await guarded(async () => { for (const hook of c.hooks.preDelete) await hook.callable(key, { request }) }, hookError)
@@ -198,38 +202,40 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       return key
     },
     async conditional (request, key, hooks, work) {
+      const ctx = await c.scoped(request)
       const expected = request.headers['if-match']
       if (expected === undefined) {
-        if (hooks || c.options.requireIfMatch) await requireRow(key, db)
+        if (hooks || c.options.requireIfMatch) await requireRow(ctx, key, db)
         if (c.options.requireIfMatch) throw new TABLECRUD_ERR_PRECONDITION_REQUIRED()
-        return await work(db)
+        return isScoped(ctx) ? await db.transaction(async (tx) => await work(tx, ctx)) : await work(db, ctx)
       }
       return await db.transaction(async (tx) => {
-        const current = (await tx.run(compileLockRow(table, key, c.options.excludeSecrets))).rows[0]
+        const current = (await tx.run(compileLockRow(ctx, key, c.options.excludeSecrets))).rows[0]
         if (current === undefined) throw notFound(key)
         if (!ifMatch(expected, rowETag(current))) throw new TABLECRUD_ERR_PRECONDITION_FAILED()
-        return await work(tx)
+        return await work(tx, ctx)
       })
     },
-    async update (run, key, row) {
+    async update (run, ctx, key, row) {
       const changes = await values.prepare(row)
       changes.delete(table.primaryKey)
       const statement = changes.size === 0
         ? compileSingle(ctx, key, { fields: null, readable: false })
-        : compileUpdate(table, key, changes, c.options.excludeSecrets)
+        : compileUpdate(ctx, key, changes, c.options.excludeSecrets)
       const once = async (tx: Runner): Promise<Answered> => {
         const row = (await tx.run(statement)).rows[0]
         if (row === undefined) throw notFound(key)
+        await checkScope(ctx, tx, [key])
         return { row, text: answerRow(row) }
       }
       return run === db ? await beforeCommit(db, once) : await once(run)
     },
-    async deleteWithHooks (tx, filters, request, limit) {
+    async deleteWithHooks (tx, ctx, filters, request, limit) {
       const ids = (await tx.run<{ id: number | string }>(compileMatchingIds(ctx, filters))).rows.map((r) => r.id)
       // No hook runs for a delete over the limit (SPEC §8.5).
       if (ids.length > limit) throw tooMany(ids.length, limit)
       for (const key of ids) await preDelete(key, request)
-      return ids.length === 0 ? 0 : Number((await tx.run(compileDeleteIds(table, ids))).rowCount)
+      return ids.length === 0 ? 0 : Number((await tx.run(compileDeleteIds(ctx, ids))).rowCount)
     }
   }
 }

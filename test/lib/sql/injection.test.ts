@@ -1,3 +1,4 @@
+import { unscoped } from '../../../lib/query/scope.js'
 import t, { type Test } from 'tap'
 import { createTables } from '../../../lib/db/index.js'
 import { bodyOf, fromDatabaseError } from '../../../lib/errors.js'
@@ -176,12 +177,12 @@ t.test('joins, readable and order through a ForeignKey run as compiled', async (
 
 t.test('compileUpdate, compileExists, compileDelete with hostile values', async (t) => {
   const id = ids.get('"')!
-  const [updated] = await run(compileUpdate(note, id, new Map<TableColumn, unknown>([[noteColumn('body'), `${DROP} again`], [noteColumn('tags'), []]]), true))
+  const [updated] = await run(compileUpdate(unscoped(note), id, new Map<TableColumn, unknown>([[noteColumn('body'), `${DROP} again`], [noteColumn('tags'), []]]), true))
   t.strictSame(updated, { id, title: '"', body: `${DROP} again`, tags: [], owner: ownerId })
-  t.strictSame(await run(compileExists(note, id)), [{ '?column?': 1 }])
-  const removal = compileDelete(note, id)
+  t.strictSame(await run(compileExists(unscoped(note), id)), [{ '?column?': 1 }])
+  const removal = compileDelete(unscoped(note), id)
   t.equal((await db.pool.query({ text: removal.text, values: removal.values as unknown[] })).rowCount, 1)
-  t.strictSame(await run(compileExists(note, id)), [])
+  t.strictSame(await run(compileExists(unscoped(note), id)), [])
   ids.delete('"')
   await stillThere(t)
 })
@@ -194,7 +195,7 @@ t.test('compileMatchingIds, compileDeleteIds and compileBulkDelete delete only w
     const matching = compileMatchingIds(ctx, percent)
     const found = (await client.query({ text: matching.text, values: matching.values as unknown[] })).rows.map((r) => r.id as number)
     t.strictSame(sorted(found.map(String)), sorted(['%', '50%_off', 'a\\%b', '%s %I %L'].map((v) => String(ids.get(v)))))
-    const removal = compileDeleteIds(note, found)
+    const removal = compileDeleteIds(unscoped(note), found)
     t.equal((await client.query({ text: removal.text, values: removal.values as unknown[] })).rowCount, 4)
     await client.query('COMMIT')
   } finally {

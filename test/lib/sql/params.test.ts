@@ -1,4 +1,5 @@
 import t from 'tap'
+import { NO_SCOPES } from '../../../lib/query/scope.js'
 import { Params, Values } from '../../../lib/sql/params.js'
 
 t.test('Params: each placeholder written with how its value is fetched, values fetched per input in order', async (t) => {
@@ -6,9 +7,9 @@ t.test('Params: each placeholder written with how its value is fetched, values f
   t.equal(params.add((input) => input.a), '$1')
   t.equal(params.add((input) => input.b), '$2')
   t.equal(params.add(() => 'fixed'), '$3')
-  t.strictSame(params.values({ a: 1, b: 'x' }), [1, 'x', 'fixed'])
-  t.strictSame(params.values({ a: 2, b: 'y' }), [2, 'y', 'fixed'], 'the same parameters serve another input')
-  t.strictSame(new Params<null>().values(null), [])
+  t.strictSame(params.values({ a: 1, b: 'x' }, NO_SCOPES), [1, 'x', 'fixed'])
+  t.strictSame(params.values({ a: 2, b: 'y' }, NO_SCOPES), [2, 'y', 'fixed'], 'the same parameters serve another input')
+  t.strictSame(new Params<null>().values(null, NO_SCOPES), [])
 })
 
 t.test('Values: each value kept as its placeholder is written', async (t) => {

@@ -1,6 +1,8 @@
 import t from 'tap'
 import { parseFilterQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import { Params } from '../../../lib/sql/params.js'
+import { NO_SCOPES } from '../../../lib/query/scope.js'
+import { ScopedRows } from '../../../lib/sql/scope.js'
 import { arrayType, filtersKey, where, whereClause } from '../../../lib/sql/where.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 
@@ -16,12 +18,12 @@ const filters = (query: Record<string, string | string[]>): ReturnType<typeof pa
 t.test('a WHERE written for one query fetches the values of another of the same shape', async (t) => {
   const first = filters({ title: 'a%', title__match: 'starts', rating: '2', rating__operator: 'gt', tags: ['x'], title__operator: 'e' })
   const params = new Params<typeof first>()
-  const text = where(params, first, (f) => f)
+  const text = where(params, new ScopedRows(NO_SCOPES, params.scoped), first, (f) => f)
   t.equal(text, ' WHERE t0."title" ILIKE $1 AND t0."rating" > $2 AND t0."tags" @> $3')
-  t.strictSame(params.values(first), ['a\\%%', 2, ['x']])
+  t.strictSame(params.values(first, NO_SCOPES), ['a\\%%', 2, ['x']])
   const second = filters({ title: 'b_', title__match: 'ends', rating: '4.5', rating__operator: 'gt', tags: ['y', 'z'] })
   t.equal(filtersKey(second), filtersKey(first), 'the same shape')
-  t.strictSame(params.values(second), ['%b\\_', 4.5, ['y', 'z']], 'its values, the pattern of its own match type')
+  t.strictSame(params.values(second, NO_SCOPES), ['%b\\_', 4.5, ['y', 'z']], 'its values, the pattern of its own match type')
 })
 
 t.test('the key tells apart what the text depends on: column, operator and kind', async (t) => {

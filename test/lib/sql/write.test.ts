@@ -1,3 +1,4 @@
+import { unscoped } from '../../../lib/query/scope.js'
 import t from 'tap'
 import { parseFilterQuery, queryContext, type Filter, type RawQuery } from '../../../lib/query/parse.js'
 import type { Statement } from '../../../lib/table/statement.js'
@@ -90,26 +91,26 @@ t.test('compileInsertRows: one text per column set, whatever the number of rows;
 })
 
 t.test('compileUpdate', async (t) => {
-  const s = compileUpdate(album, 7, new Map<TableColumn, unknown>([[col('title'), 'Red'], [col('year'), null]]), true)
-  t.strictSame(plain(s), { text: `UPDATE "album" SET "title" = $1, "year" = $2 WHERE "id" = $3 RETURNING ${RETURNING}`, values: ['Red', null, 7] })
+  const s = compileUpdate(unscoped(album), 7, new Map<TableColumn, unknown>([[col('title'), 'Red'], [col('year'), null]]), true)
+  t.strictSame(plain(s), { text: `UPDATE "album" AS t0 SET "title" = $1, "year" = $2 WHERE t0."id" = $3 RETURNING ${RETURNING}`, values: ['Red', null, 7] })
   t.ok(Object.isFrozen(s))
-  t.strictSame(plain(compileUpdate(album, 1, new Map<TableColumn, unknown>([[col('code'), 'x']]), false)), {
-    text: `UPDATE "album" SET "code" = $1 WHERE "id" = $2 RETURNING ${RETURNING_ALL}`,
+  t.strictSame(plain(compileUpdate(unscoped(album), 1, new Map<TableColumn, unknown>([[col('code'), 'x']]), false)), {
+    text: `UPDATE "album" AS t0 SET "code" = $1 WHERE t0."id" = $2 RETURNING ${RETURNING_ALL}`,
     values: ['x', 1]
   })
-  t.strictSame(plain(compileUpdate(label, 'abc', new Map<TableColumn, unknown>([[label.columnMap.get('name')!, 'N']]), true)), {
-    text: 'UPDATE "label" SET "name" = $1 WHERE "slug" = $2 RETURNING "slug", "name"',
+  t.strictSame(plain(compileUpdate(unscoped(label), 'abc', new Map<TableColumn, unknown>([[label.columnMap.get('name')!, 'N']]), true)), {
+    text: 'UPDATE "label" AS t0 SET "name" = $1 WHERE t0."slug" = $2 RETURNING "slug", "name"',
     values: ['N', 'abc']
   })
-  t.throws(() => compileUpdate(album, 7, new Map(), true), { message: 'compileUpdate: nothing to set' })
+  t.throws(() => compileUpdate(unscoped(album), 7, new Map(), true), { message: 'compileUpdate: nothing to set' })
 })
 
 t.test('compileDelete and compileExists', async (t) => {
   const cases: Array<[Statement, string, unknown[]]> = [
-    [compileDelete(album, 7), 'DELETE FROM "album" WHERE "id" = $1', [7]],
-    [compileDelete(label, 'a"b'), 'DELETE FROM "label" WHERE "slug" = $1', ['a"b']],
-    [compileExists(album, 7), 'SELECT 1 FROM "album" WHERE "id" = $1', [7]],
-    [compileExists(label, 'x'), 'SELECT 1 FROM "label" WHERE "slug" = $1', ['x']]
+    [compileDelete(unscoped(album), 7), 'DELETE FROM "album" AS t0 WHERE t0."id" = $1', [7]],
+    [compileDelete(unscoped(label), 'a"b'), 'DELETE FROM "label" AS t0 WHERE t0."slug" = $1', ['a"b']],
+    [compileExists(unscoped(album), 7), 'SELECT 1 FROM "album" AS t0 WHERE t0."id" = $1', [7]],
+    [compileExists(unscoped(label), 'x'), 'SELECT 1 FROM "label" AS t0 WHERE t0."slug" = $1', ['x']]
   ]
   for (const [statement, text, values] of cases) {
     t.strictSame(plain(statement), { text, values }, text)
@@ -150,9 +151,9 @@ t.test('a bulk delete without filters is refused by the compiler', async (t) => 
 
 t.test('compileDeleteIds', async (t) => {
   const cases: Array<[Statement, string, unknown[]]> = [
-    [compileDeleteIds(album, [1, 2, 3]), 'DELETE FROM "album" WHERE "id" = ANY($1)', [[1, 2, 3]]],
-    [compileDeleteIds(album, []), 'DELETE FROM "album" WHERE "id" = ANY($1)', [[]]],
-    [compileDeleteIds(label, ['a', 'b,c', '"']), 'DELETE FROM "label" WHERE "slug" = ANY($1)', [['a', 'b,c', '"']]]
+    [compileDeleteIds(unscoped(album), [1, 2, 3]), 'DELETE FROM "album" AS t0 WHERE t0."id" = ANY($1)', [[1, 2, 3]]],
+    [compileDeleteIds(unscoped(album), []), 'DELETE FROM "album" AS t0 WHERE t0."id" = ANY($1)', [[]]],
+    [compileDeleteIds(unscoped(label), ['a', 'b,c', '"']), 'DELETE FROM "label" AS t0 WHERE t0."slug" = ANY($1)', [['a', 'b,c', '"']]]
   ]
   for (const [statement, text, values] of cases) {
     t.strictSame(plain(statement), { text, values }, JSON.stringify(values))

@@ -39,7 +39,7 @@ t.test('compileBulkUpdate: SET values first, then the filters, all bound; no fil
   const filters = parseFilterQuery(ctx, raw({ year__operator: 'gte', year: '2000', __or: '(title.starts.A,title.ends.Z)' }))
   const statement = compileBulkUpdate(ctx, filters, new Map<TableColumn, unknown>([[col('year'), 1999], [col('title'), 'x']]))
   t.strictSame({ text: statement.text, values: [...statement.values] }, {
-    text: 'UPDATE "album" AS t0 SET "year" = $1, "title" = $2 WHERE t0."year" >= $3 AND (t0."title" ILIKE $4 OR t0."title" ILIKE $5)',
+    text: 'UPDATE "album" AS t0 SET "year" = $1, "title" = $2 WHERE t0."year" >= $3 AND (t0."title" ILIKE $4 OR t0."title" ILIKE $5) RETURNING t0."id" AS id',
     values: [1999, 'x', 2000, 'A%', '%Z']
   })
   t.throws(() => compileBulkUpdate(ctx, [], new Map([[col('year'), 1]])), /needs a filter/)

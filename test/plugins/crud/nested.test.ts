@@ -4,6 +4,7 @@ import fastifyPostgres from '@fastify/postgres'
 import { column, defineTable, type TableColumn } from '../../../lib/table/index.js'
 import { tableCrud, type Hook, type TableCrudOptions } from '../../../plugins/crud/table-crud.js'
 import { insertNested, nestedRelations } from '../../../plugins/crud/nested.js'
+import { queryContext } from '../../../lib/query/parse.js'
 import type { CrudContext } from '../../../plugins/crud/context.js'
 import { testDatabase } from '../../helpers/db.js'
 import { countOf, errorOf, freshApp, json, rowsOf } from './write-fixtures.js'
@@ -142,6 +143,7 @@ t.test('insertNested: an error that is not the client\'s (a 503) is thrown as it
     }
   }) as unknown as CrudContext
   const rows = [new Map<TableColumn, unknown>([[film.columnMap.get('name')!, 'A']])]
-  t.equal(await insertNested(fake(down), new Map(), [{ n: n!, rows }], (row) => JSON.stringify(row)).catch((e: unknown) => e), down, 'the first attempt')
-  t.equal(await insertNested(fake(unique, down), new Map(), [{ n: n!, rows }], (row) => JSON.stringify(row)).catch((e: unknown) => e), down, 'one by one, after a refusal')
+  const unscopedContext = queryContext(film, { pageSize: 15, maxPageSize: 100, maxJoins: 0, excludeSecrets: true })
+  t.equal(await insertNested(fake(down), unscopedContext, new Map(), [{ n: n!, rows }], (row) => JSON.stringify(row)).catch((e: unknown) => e), down, 'the first attempt')
+  t.equal(await insertNested(fake(unique, down), unscopedContext, new Map(), [{ n: n!, rows }], (row) => JSON.stringify(row)).catch((e: unknown) => e), down, 'one by one, after a refusal')
 })
