@@ -91,13 +91,10 @@ const SHELL: ReadonlyArray<[string, string]> = [
   ['DATABASE_URL=postgres://... npx fastify-tablecrud check', 'check on the reader\'s database: test/bin/main.test.ts'],
   ['DATABASE_URL=postgres://... npx fastify-tablecrud generate', 'generate on the reader\'s database: test/bin/generate.test.ts'],
   ['npx openapi-typescript', 'a tool of the reader\'s, on a running server: test/plugins/openapi tests the document'],
-  // Not run yet (issue 29): their paths are not the demo's, and the CSV line's answer is a file.
-  ['curl -F column=poster', 'NOT RUN YET: media.md\'s paths are not the demo\'s'],
-  ["curl -H 'Accept: text/csv'", 'NOT RUN YET: table-crud.md\'s paths are not the demo\'s']
 ]
 
 /** The documents whose curl lines docs-shell.test.ts runs against the demo or their own example. */
-const RUN_BY_DOCS_SHELL = new Set(['README.md', 'docs/getting-started.md'])
+const RUN_BY_DOCS_SHELL = new Set(['README.md', 'docs/getting-started.md', 'docs/media.md', 'docs/table-crud.md'])
 
 const CODE = new Set(['ts', 'js'])
 const SAMPLES = new Set(['json', 'text', 'html', ''])

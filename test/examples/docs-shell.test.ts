@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -10,7 +10,7 @@ import { unmeasured } from '../helpers/child.js'
 import { DATABASE_URL, testDatabase } from '../helpers/db.js'
 
 /*
- * The shell lines of README.md and docs/getting-started.md, run as written (only
+ * The shell lines of README.md, docs/getting-started.md, docs/media.md and docs/table-crud.md, run as written (only
  * `localhost:3000` becomes the test server's address) so they cannot drift from the code:
  * README's against the demo `npm start` runs and against README's own example, and
  * getting-started's against its example. The examples are the documents' TypeScript blocks,
@@ -21,6 +21,8 @@ import { DATABASE_URL, testDatabase } from '../helpers/db.js'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const GETTING_STARTED = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8')
+const MEDIA = readFileSync(join(ROOT, 'docs/media.md'), 'utf8')
+const TABLE_CRUD = readFileSync(join(ROOT, 'docs/table-crud.md'), 'utf8')
 
 const CURL_HOME = mkdtempSync(join(tmpdir(), 'tablecrud-curl-'))
 writeFileSync(join(CURL_HOME, '.curlrc'), 'fail-with-body\nshow-error\n')
@@ -35,9 +37,10 @@ const shellLines = (markdown: string): string =>
 
 interface Run { code: number | null, stdout: string, stderr: string }
 
-async function runShell (script: string, port: number): Promise<Run> {
+/** Runs the lines in a folder of their own (`cwd`, default the curl folder): files they write stay out of the checkout. */
+async function runShell (script: string, port: number, cwd = CURL_HOME): Promise<Run> {
   const child = spawn('bash', ['-c', 'set -euo pipefail\n' + script.replaceAll('localhost:3000', `127.0.0.1:${port}`)], {
-    env: { ...process.env, CURL_HOME }
+    cwd, env: { ...process.env, CURL_HOME }
   })
   let stdout = ''
   let stderr = ''
@@ -75,11 +78,17 @@ async function runExample (t: Test, source: string, env: Record<string, string |
   })
 }
 
-t.test("README's curl lines run as written against the demo of `npm start`", async (t) => {
+/** The demo of `npm start`, listening on a port of its own. */
+async function demo (t: Test, options: Partial<Parameters<typeof buildDemo>[0]> = {}): Promise<{ app: Awaited<ReturnType<typeof buildDemo>>, port: number, db: Awaited<ReturnType<typeof testDatabase>> }> {
   const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, ...options })
   t.teardown(async () => await app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
+  return { app, port: (app.server.address() as { port: number }).port, db }
+}
+
+t.test("README's curl lines run as written against the demo of `npm start`", async (t) => {
+  const { app, db } = await demo(t)
   const script = shellLines(README)
   t.match(script, /curl 'localhost:3000\/api\/movies\/\?/, 'a list')
   t.match(script, /curl -X POST localhost:3000\/api\/token\/movies\//, 'a write')
@@ -113,4 +122,36 @@ t.test("getting-started's curl lines run as written against its example", async 
   t.match(run.stdout, /\{"id":1,"title":"The Dispossessed","author":1,"price":"12\.50","tags":\["sf"\]\}/)
   t.match(run.stdout, /content-range: book 0-0\/1/i)
   t.match(run.stdout, /\{"rows":\[\{"title":"The Dispossessed","author":\{"name":"Ursula K\. Le Guin"\},"author_readable":"Ursula K\. Le Guin"\}\]\}$/)
+})
+
+t.test("media.md's curl lines run as written against the demo: upload, set, URL", async (t) => {
+  const mediaPath = mkdtempSync(join(tmpdir(), 'tablecrud-docs-media-'))
+  t.teardown(() => { rmSync(mediaPath, { recursive: true, force: true }) })
+  const { port, db } = await demo(t, { mediaPath })
+  const cwd = mkdtempSync(join(tmpdir(), 'tablecrud-docs-run-'))
+  t.teardown(() => { rmSync(cwd, { recursive: true, force: true }) })
+  // The reader's PNG: the eight bytes of the PNG signature are all the upload looks at.
+  writeFileSync(join(cwd, 'alien.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+  const run = await runShell(shellLines(MEDIA), port, cwd)
+  t.equal(run.code, 0, run.stderr)
+  const key = run.stdout.split('\n')[0]!
+  t.match(key, /^alien-[0-9a-f-]{36}\.png$/, 'the upload answers its key')
+  t.same(readdirSync(mediaPath), [key], 'the file is in the demo\'s media folder')
+  t.same((await db.pool.query('SELECT poster FROM movie WHERE id = 1')).rows, [{ poster: key }], 'the PATCH set it on movie 1')
+  t.match(run.stdout, `{"file_url":"/media/${key}"}`, 'and its URL')
+})
+
+t.test("table-crud.md's export lines run as written against the demo: a CSV file, NDJSON rows", async (t) => {
+  const { port, db } = await demo(t)
+  const cwd = mkdtempSync(join(tmpdir(), 'tablecrud-docs-run-'))
+  t.teardown(() => { rmSync(cwd, { recursive: true, force: true }) })
+  const run = await runShell(shellLines(TABLE_CRUD), port, cwd)
+  t.equal(run.code, 0, run.stderr)
+  const csv = readFileSync(join(cwd, 'movies.csv'), 'utf8').trim().split('\r\n')
+  t.equal(csv[0], 'name,director.name', 'the CSV file has its header')
+  const { rows: [{ n }] } = await db.pool.query('SELECT count(*)::int AS n FROM movie WHERE year >= 2000')
+  t.equal(csv.length - 1, n, 'and a line per movie of 2000 or later')
+  const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number, name: string })
+  t.equal(lines.length, (await db.pool.query('SELECT 1 FROM movie')).rowCount, 'NDJSON: a line per movie')
+  t.strictSame(Object.keys(lines[0]!), ['id', 'name'])
 })
