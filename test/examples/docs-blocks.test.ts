@@ -94,7 +94,7 @@ const SHELL: ReadonlyArray<[string, string]> = [
 ]
 
 /** The documents whose curl lines docs-shell.test.ts runs against the demo or their own example. */
-const RUN_BY_DOCS_SHELL = new Set(['README.md', 'docs/getting-started.md', 'docs/media.md', 'docs/table-crud.md'])
+const RUN_BY_DOCS_SHELL = new Set(['README.md', 'docs/getting-started.md', 'docs/media.md', 'docs/table-crud.md', 'docs/auth.md'])
 
 const CODE = new Set(['ts', 'js'])
 const SAMPLES = new Set(['json', 'text', 'html', ''])

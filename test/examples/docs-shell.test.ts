@@ -10,7 +10,7 @@ import { unmeasured } from '../helpers/child.js'
 import { DATABASE_URL, testDatabase } from '../helpers/db.js'
 
 /*
- * The shell lines of README.md, docs/getting-started.md, docs/media.md and docs/table-crud.md, run as written (only
+ * The shell lines of README.md and docs/{getting-started,media,table-crud,auth}.md, run as written (only
  * `localhost:3000` becomes the test server's address) so they cannot drift from the code:
  * README's against the demo `npm start` runs and against README's own example, and
  * getting-started's against its example. The examples are the documents' TypeScript blocks,
@@ -23,6 +23,7 @@ const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
 const GETTING_STARTED = readFileSync(join(ROOT, 'docs/getting-started.md'), 'utf8')
 const MEDIA = readFileSync(join(ROOT, 'docs/media.md'), 'utf8')
 const TABLE_CRUD = readFileSync(join(ROOT, 'docs/table-crud.md'), 'utf8')
+const AUTH = readFileSync(join(ROOT, 'docs/auth.md'), 'utf8')
 
 const CURL_HOME = mkdtempSync(join(tmpdir(), 'tablecrud-curl-'))
 writeFileSync(join(CURL_HOME, '.curlrc'), 'fail-with-body\nshow-error\n')
@@ -154,4 +155,16 @@ t.test("table-crud.md's export lines run as written against the demo: a CSV file
   const lines = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { id: number, name: string })
   t.equal(lines.length, (await db.pool.query('SELECT 1 FROM movie')).rowCount, 'NDJSON: a line per movie')
   t.strictSame(Object.keys(lines[0]!), ['id', 'name'])
+})
+
+t.test("auth.md's session lines run as written against its sessions example: log in, then /me/ with the cookie", { skip: DATABASE_URL === null ? 'the example runs in its own process and needs DATABASE_URL (the embedded server takes one connection, this one)' : false }, async (t) => {
+  const db = await testDatabase(t)
+  const example = blocks(AUTH, 'ts').find((block) => block.startsWith('// sessions-demo.ts'))!
+  const port = await runExample(t, example, { DATABASE_URL: db.connectionString })
+  const cwd = mkdtempSync(join(tmpdir(), 'tablecrud-docs-run-'))
+  t.teardown(() => { rmSync(cwd, { recursive: true, force: true }) })
+  const run = await runShell(shellLines(AUTH), port, cwd)
+  t.equal(run.code, 0, run.stderr)
+  t.match(run.stdout, /^HTTP\/1\.1 200 OK/, 'logged in')
+  t.match(run.stdout, /\{"username":"ann"\}$/, '/me/ answers the user of the cookie')
 })
