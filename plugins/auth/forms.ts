@@ -60,7 +60,9 @@ function limitedPageHandler (refusedPage: RefusedPage) {
   return async function (error: FastifyError, request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (!(error instanceof TABLECRUD_ERR_RATE_LIMITED) || !acceptsHtml(request.headers.accept)) return formErrorHandler(error, request, reply)
     const after = Number(reply.getHeader('retry-after'))
-    await sendPage(reply, 429, await refusedPage(request, `${error.message}. Try again in ${retryIn(after)}.`))
+    const page = await refusedPage(request, `${error.message}. Try again in ${retryIn(after)}.`)
+    if (page === null) return formErrorHandler(error, request, reply)
+    await sendPage(reply, 429, page)
   }
 }
 
@@ -179,7 +181,8 @@ export function refuseForm (request: FastifyRequest, reply: FastifyReply, error:
 }
 
 /** A form's page showing why a submission was refused. */
-export type RefusedPage = (request: FastifyRequest, message: string) => string | Promise<string>
+/** The form's page with a refusal's message; null when it has none to show (the JSON answer then). */
+export type RefusedPage = (request: FastifyRequest, message: string) => string | null | Promise<string | null>
 
 /** One route of a form, at the context's prefix: its schema and handler. */
 export type FormRoute = Omit<RouteOptions, 'method' | 'url'>

@@ -192,6 +192,7 @@ export const mfaSetup: FastifyPluginAsync<MfaSetupOptions> = async function mfaS
       }
       return 'enrollment' in outcome ? outcome.enrollment : outcome
     }
-  })
+    // Over the login limit, the page with the message (SPEC §5.7); a page of nobody's MFA there is not.
+  }, async (request, message) => userOf(request) === null ? null : await page(request, { message }))
   qrRoute(fastify, `${ids.action}.qrCode`, provider, context)
 }
