@@ -190,17 +190,17 @@ export type FormRoute = Omit<RouteOptions, 'method' | 'url'>
 /**
  * The routes of a form at the context's prefix: GET (and HEAD) the page; POST the form, as JSON
  * or urlencoded, under the rateLimit plugin's login limit (SPEC §5.7); a 405 naming those for
- * the other methods. With `refusedPage`, a browser over the login limit gets that page with
- * the message and when to try again (a 429 still). The body schema of the POST documents it and the handler reads the body
+ * the other methods. A browser over the login limit gets `refusedPage` with the message and
+ * when to try again (a 429 still; the JSON 429 when it gives null). The body schema of the POST documents it and the handler reads the body
  * itself: the SPEC orders the checks (a CAPTCHA first), words each refusal (a missing field is a
  * 422 with its message), and a repeated form field must not pass as one of its values.
  */
-export function formRoutes (fastify: FastifyInstance, page: FormRoute, submit: FormRoute, refusedPage?: RefusedPage): void {
+export function formRoutes (fastify: FastifyInstance, page: FormRoute, submit: FormRoute, refusedPage: RefusedPage): void {
   fastify.route({ ...page, config: { ...page.config, tablecrudPage: true }, method: 'GET', url: '/' })
   fastify.route({
     config: { tablecrudLogin: true },
     validatorCompiler: () => () => true,
-    ...(refusedPage === undefined ? {} : { errorHandler: limitedPageHandler(refusedPage) }),
+    errorHandler: limitedPageHandler(refusedPage),
     ...submit,
     schema: { consumes: ['application/json', FORM], ...submit.schema },
     method: 'POST',
