@@ -20,7 +20,7 @@ import { postRoute } from './create.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
-import { checkScope, isScoped } from './scope.js'
+import { checkScope } from './scope.js'
 
 type IdRoute = { Params: { id: string }, Body: Row }
 
@@ -161,8 +161,9 @@ interface Writer {
    * The rest of a write to one row, after `target`: the row lookup (404), If-Match (428, 412,
    * SPEC §7.3), then `work` (hooks and the write). With If-Match, all of it runs in one
    * transaction on the row locked `FOR UPDATE`, so no other write lands between the comparison
-   * and this one. Without, the row is looked up only when hooks are to run for it. Under a row
-   * scope (SPEC §8.6), `work` runs in a transaction either way, for its scope check to undo it.
+   * and this one. Without, the row is looked up only when hooks are to run for it. A row scope
+   * (SPEC §8.6) needs no transaction here: `update` checks it in the transaction that writes
+   * the row, and a DELETE carries it in its WHERE.
    */
   readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner, ctx: QueryContext) => Promise<T>) => Promise<T>
   /**
@@ -207,7 +208,7 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       if (expected === undefined) {
         if (hooks || c.options.requireIfMatch) await requireRow(ctx, key, db)
         if (c.options.requireIfMatch) throw new TABLECRUD_ERR_PRECONDITION_REQUIRED()
-        return isScoped(ctx) ? await db.transaction(async (tx) => await work(tx, ctx)) : await work(db, ctx)
+        return await work(db, ctx)
       }
       return await db.transaction(async (tx) => {
         const current = (await tx.run(compileLockRow(ctx, key, c.options.excludeSecrets))).rows[0]
