@@ -6,7 +6,7 @@ import { createUser } from '../../lib/auth/users.js'
 import { sessionLogin } from '../../plugins/auth/session-login.js'
 import { sessionLogout } from '../../plugins/auth/session-logout.js'
 import { csrf } from '../../plugins/web/csrf.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { createSessionTables } from '../plugins/auth/session-app.js'
 import { browserMissing, launchChromium, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
 
@@ -33,7 +33,7 @@ if (missing !== null) {
   await createSessionTables(db)
 
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.register(async (site) => {
     await site.register(csrf)
     await site.register(sessionLogin, { prefix: '/login', redirectTo: '/login/' })

@@ -6,7 +6,7 @@ import { column, createTables, defineTable, tableCrud } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import { csrf } from '../../plugins/web/csrf.js'
 import { csp } from '../../plugins/web/csp.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { browserMissing, launchChromium, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
 
 t.setTimeout(BROWSER_FILE_LIMIT_MS)
@@ -28,7 +28,7 @@ if (missing !== null) {
   await createTables(db.pool, [note])
 
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.register(csp)
   await app.register(csrf)
   await app.register(openApi, { routePrefix: '/docs' })

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { column, createTables, csrf, defineTable, sessionAuth, sessionTable, tableCrud, userTable } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { browserMissing, drawnOperations, launchChromium, watchedPage, BROWSER_FILE_LIMIT_MS } from '../helpers/browser.js'
 
 t.setTimeout(BROWSER_FILE_LIMIT_MS)
@@ -23,7 +23,7 @@ t.test('every operation of session-protected writable mounts is drawn as the pag
   const db = await testDatabase(t)
   await createTables(db.pool, [note, userTable, sessionTable])
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.register(openApi, { routePrefix: '/docs' })
   await app.register(async (site) => {
     await site.register(csrf)

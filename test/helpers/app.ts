@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import type { Table } from '../../lib/table/index.js'
 import { createTables } from '../../lib/db/index.js'
-import { EMBEDDED_IDLE_MS, type TestDatabase } from './db.js'
+import { appPool, type TestDatabase } from './db.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
@@ -13,7 +13,7 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 export async function buildApp (t: Teardown, db: TestDatabase, tables: readonly Table[], setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
   await createTables(db.pool, tables)
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max, ...(db.embedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) })
+  await app.register(fastifyPostgres, appPool(db))
   await setup(app)
   await app.ready()
   t.teardown(async () => await app.close())

@@ -73,6 +73,18 @@ async function runAlone (connectionString: string, text: string): Promise<void> 
   try { await client.query(text) } finally { await client.end() }
 }
 
+/** The pg.Pool options of an app of the test (fastify-postgres's). */
+export interface AppPool { connectionString: string, max: number, idleTimeoutMillis?: number }
+
+/**
+ * The pool options of an app on `db`, `max` connections: on the embedded server, which serves one
+ * connection at a time, an idle connection is let go at once, or it would hold up the test's own
+ * queries until pg's idle timeout (10 s) ends it.
+ */
+export function appPool (db: TestDatabase, max = db.max): AppPool {
+  return { connectionString: db.connectionString, max, ...(db.embedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) }
+}
+
 /**
  * Gives the calling test its own PostgreSQL schema, on the `DATABASE_URL` server or, when that
  * is unset, on this file's embedded server, and drops it at the test's end.

@@ -13,7 +13,7 @@ import { tokenLogin } from '../../plugins/auth/token-login.js'
 import { jwtLogin } from '../../plugins/auth/jwt-login.js'
 import { jwtAuth } from '../../plugins/auth/jwt-auth.js'
 import { staticTokenProvider } from '../../lib/auth/providers.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 process.env.TABLECRUD_BCRYPT_COST = '4'
 const db = await testDatabase(t)
@@ -27,7 +27,7 @@ t.test('a named @fastify/postgres instance (pg) or any pool (pool), for every pl
   const own = new pg.Pool({ connectionString: db.connectionString, max: 1 })
   t.teardown(async () => await own.end())
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1, name: 'main' })
+  await app.register(fastifyPostgres, { ...appPool(db, 1), name: 'main' })
   await app.register(tokenLogin, { prefix: '/login/token', pg: 'main' })
   await app.register(jwtLogin, { prefix: '/login/jwt', secret: SECRET, pool: own })
   await app.register(async (api) => {
@@ -54,8 +54,8 @@ t.test('a named @fastify/postgres instance (pg) or any pool (pool), for every pl
 
 t.test('a wrong choice of database is an option error at registration', async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1, name: 'main' })
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1, name: 'replica' })
+  await app.register(fastifyPostgres, { ...appPool(db, 1), name: 'main' })
+  await app.register(fastifyPostgres, { ...appPool(db, 1), name: 'replica' })
   await app.after()
   t.teardown(async () => await app.close())
   const cases: Array<[Record<string, unknown>, RegExp]> = [

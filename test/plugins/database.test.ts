@@ -5,14 +5,14 @@ import {
   answeredByDatabase, causeOf, database, databaseHealth, DatabaseHealth, databaseHelper, OUTAGE_LOG_INTERVAL_MS, queryFresh,
   type Database, type DatabaseOptions
 } from '../../plugins/database.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 const db = await testDatabase(t)
 const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
 
 t.test('the pool gets one error listener, however many plugins ask, and an idle connection lost is only logged', async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.ready()
   t.teardown(async () => await app.close())
   const before = app.pg.pool.listenerCount('error')
@@ -64,7 +64,7 @@ t.test('DatabaseHealth: the first failure, a count per interval, quiet when noth
 
 t.test('a new connection of the pool ends an outage; the default interval', async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.ready()
   t.teardown(async () => await app.close())
   database(app, 'plugin')
@@ -104,7 +104,7 @@ t.test('queryFresh: a named statement made stale by a migration runs again unnam
 /** An app on the test database with the helper over its pool, closed at the end. */
 async function helperApp (t: Test, options: DatabaseOptions = {}): Promise<{ app: FastifyInstance, helper: Database }> {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   await app.ready()
   t.teardown(async () => await app.close())
   return { app, helper: databaseHelper(app, 'somePlugin', options) }

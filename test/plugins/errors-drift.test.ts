@@ -5,7 +5,7 @@ import { Writable } from 'node:stream'
 import { createTables } from '../../lib/db/ddl.js'
 import { column, defineTable } from '../../lib/table/index.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 const db = await testDatabase(t)
 
@@ -20,7 +20,7 @@ t.test('a missing column or table: a generic 500 for the client, one log line na
   const lines: Array<Record<string, any>> = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const app = Fastify({ logger: { level: 'error', stream } })
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   await app.register(tableCrud, { table: film, prefix: '/films', readOnly: false })
   t.teardown(async () => await app.close())
 

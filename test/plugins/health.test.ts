@@ -7,7 +7,7 @@ import { column, defineTable } from '../../lib/table/index.js'
 import { createTables } from '../../lib/db/index.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
 import { health, HEALTH_CLOSE_TIMEOUT_MS, HEALTH_TIMEOUT_MS, probeReplicas, type HealthOptions } from '../../plugins/health.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { freePort, waitFor } from '../helpers/servers.js'
 
 // SPEC §9.3: /health/live, /health/ready, and app.close() that drains within a bound.
@@ -35,7 +35,7 @@ async function appOn (t: Test, connectionString: string, options: HealthOptions 
 t.test('invalid options are refused at registration, one message each', async (t) => {
   for (const [option, value] of [['timeout', 0], ['timeout', 1.5], ['closeTimeout', '10'], ['closeTimeout', -1]] as const) {
     const app = Fastify()
-    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+    await app.register(fastifyPostgres, appPool(db, 1))
     await t.rejects(async () => { await app.register(health, { [option]: value }) }, { message: `health: the option ${option} must be a positive integer (milliseconds)` }, `${option}: ${String(value)}`)
     await app.close()
   }

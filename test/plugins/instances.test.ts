@@ -13,7 +13,7 @@ import { sessionAuth } from '../../plugins/auth/session-auth.js'
 import { sessionLogin } from '../../plugins/auth/session-login.js'
 import { sessionLogout } from '../../plugins/auth/session-logout.js'
 import { rateLimit } from '../../plugins/web/rate-limit.js'
-import { EMBEDDED_IDLE_MS, testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { createSessionTables, tokenOf } from './auth/session-app.js'
 
 // DESIGN §5: the application keeps no state, so two instances on one database and one Redis
@@ -48,7 +48,7 @@ async function instance (t: Test, cursorSecret = CURSOR_SECRET): Promise<Fastify
   redis.on('error', () => {})
   const app = Fastify()
   // The embedded server is one session: its pools hand idle connections back at once.
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max, ...(db.embedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) })
+  await app.register(fastifyPostgres, appPool(db))
   await app.register(sessionLogin, { prefix: '/login' })
   await app.register(sessionLogout, { prefix: '/logout' })
   await app.register(jwtLogin, { prefix: '/login/jwt', secret: JWT_SECRET })

@@ -15,7 +15,7 @@ import { tokenLogin } from '../../plugins/auth/token-login.js'
 import { sessionAuth } from '../../plugins/auth/session-auth.js'
 import { register } from '../../plugins/auth/register.js'
 import { changePassword } from '../../plugins/auth/change-password.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 /*
  * What a typed client relies on (docs/openapi.md): a stable, unique operationId per operation,
@@ -274,7 +274,7 @@ t.test('GET / documents the export media types, and still serialises its JSON pa
   const db = await testDatabase(t)
   const app = Fastify()
   t.teardown(async () => await app.close())
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.after()
   await createTables(app.pg, [author])
   await app.pg.query("INSERT INTO op_author (name) VALUES ('Le Guin')")

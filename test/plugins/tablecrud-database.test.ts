@@ -4,7 +4,7 @@ import fastifyPostgres from '@fastify/postgres'
 import pg, { type PoolClient } from 'pg'
 import { databaseHelper, type Database } from '../../plugins/database.js'
 import { REPLICA_CONNECTION_TIMEOUT_MS, tablecrudDatabase, type TablecrudDatabaseOptions } from '../../plugins/tablecrud-database.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { createTables } from '../../lib/db/index.js'
 import { column, defineTable } from '../../lib/table/index.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
@@ -20,7 +20,7 @@ const thing = defineTable('replica_thing', { label: column.varchar({ length: 10 
 
 async function appWith (t: Test, options: TablecrudDatabaseOptions): Promise<{ app: FastifyInstance, helper: Database }> {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   await app.register(tablecrudDatabase, options)
   await app.ready()
   t.teardown(async () => await app.close())
@@ -40,7 +40,7 @@ t.test('invalid options are refused at registration, one message each', async (t
   ]
   for (const [options, message] of cases) {
     const app = Fastify()
-    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+    await app.register(fastifyPostgres, appPool(db, 1))
     await t.rejects(async () => { await app.register(tablecrudDatabase, options as TablecrudDatabaseOptions) }, { message: `tablecrudDatabase: the option ${message}` }, JSON.stringify(options))
     await app.close()
   }
@@ -48,7 +48,7 @@ t.test('invalid options are refused at registration, one message each', async (t
 
 t.test('registered after a plugin that queries the same database: refused, since it would be ignored', async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   t.teardown(async () => await app.close())
   await app.after()
   databaseHelper(app, 'tableCrud')
@@ -153,7 +153,7 @@ t.test('a replica that answers an error (here: a server without the table) leave
   await db.pool.query("INSERT INTO replica_thing (label) VALUES ('a'), ('b')")
   for (const replicas of [[url.toString()], [db.connectionString]]) {
     const app = Fastify()
-    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 2 })
+    await app.register(fastifyPostgres, appPool(db, 2))
     await app.register(tablecrudDatabase, { replicas })
     await app.register(tableCrud, { table: thing, prefix: '/things' })
     t.teardown(async () => await app.close())

@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { createTables } from '../../../lib/db/index.js'
 import { tokenTable, userTable } from '../../../lib/table/auth-tables.js'
-import type { TestDatabase } from '../../helpers/db.js'
+import { appPool, type TestDatabase } from '../../helpers/db.js'
 
 // Tests hash at bcrypt's lowest cost; the default of 12 would take a quarter second a hash.
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
@@ -17,7 +17,7 @@ interface Teardown { teardown: (fn: () => unknown) => void }
  */
 export async function authApp (t: Teardown, db: TestDatabase, setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await setup(app)
   await app.ready()
   t.teardown(async () => await app.close())
@@ -27,7 +27,7 @@ export async function authApp (t: Teardown, db: TestDatabase, setup: (app: Fasti
 /** Creates the built-in user and token tables once, through a short-lived app. */
 export async function createAuthTables (db: TestDatabase): Promise<void> {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   await app.ready()
   await createTables(app.pg, [userTable, tokenTable])
   await app.close()

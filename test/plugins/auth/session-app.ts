@@ -2,12 +2,12 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { createTables } from '../../../lib/db/index.js'
 import { sessionTable, tokenTable, userTable } from '../../../lib/table/auth-tables.js'
-import type { TestDatabase } from '../../helpers/db.js'
+import { appPool, type TestDatabase } from '../../helpers/db.js'
 
 /** Creates the built-in user, token and session tables once, through a short-lived app. */
 export async function createSessionTables (db: TestDatabase): Promise<void> {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await app.register(fastifyPostgres, appPool(db, 1))
   await app.ready()
   await createTables(app.pg, [userTable, tokenTable, sessionTable])
   await app.close()

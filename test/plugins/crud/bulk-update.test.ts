@@ -3,7 +3,7 @@ import Fastify, { type FastifyInstance, type LightMyRequestResponse } from 'fast
 import fastifyPostgres from '@fastify/postgres'
 import { HttpError } from '../../../lib/errors.js'
 import { tableCrud, type Hook, type Row } from '../../../plugins/crud/table-crud.js'
-import { testDatabase } from '../../helpers/db.js'
+import { appPool, testDatabase } from '../../helpers/db.js'
 import { countOf, create, errorOf, json, movie, moviesApp, rowsOf } from './write-fixtures.js'
 
 /** Bulk PATCH `/` and the affected-row limit of bulk PATCH and DELETE `/` (SPEC §8.5). */
@@ -164,7 +164,7 @@ t.test('options: allowBulkUpdate a boolean, maxAffected an integer of 1 or more'
     [{ maxAffected: 1.5 }, 'tableCrud: the option maxAffected must be an integer of 1 or more']
   ] as const) {
     const app = Fastify()
-    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+    await app.register(fastifyPostgres, appPool(db, 1))
     app.register(tableCrud, { table: movie, readOnly: false, ...options } as never)
     await t.rejects(async () => { await app.ready() }, { code: 'TABLECRUD_ERR_OPTIONS', message }, message)
     await app.close()
@@ -173,7 +173,7 @@ t.test('options: allowBulkUpdate a boolean, maxAffected an integer of 1 or more'
 
 t.test('a bulk PATCH racing a bulk DELETE: every row acknowledged as changed is there, changed; none is lost unacknowledged', { skip: ONE_SESSION }, async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 4 })
+  await app.register(fastifyPostgres, appPool(db, 4))
   const base = await moviesApp(t, db)
   await base.close()
   await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, allowBulkUpdate: true, allowBulkDelete: true })

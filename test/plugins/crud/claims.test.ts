@@ -9,7 +9,7 @@ import { column, defineTable } from '../../../lib/table/index.js'
 import { claimsDatabase } from '../../../plugins/crud/claims.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { openApi } from '../../../plugins/openapi.js'
-import { DATABASE_URL, testDatabase } from '../../helpers/db.js'
+import { appPool, DATABASE_URL, testDatabase } from '../../helpers/db.js'
 import { pgbouncerMissing, startPgBouncer } from '../../helpers/pgbouncer.js'
 import { tablecrudDatabase } from '../../../plugins/tablecrud-database.js'
 
@@ -37,7 +37,7 @@ if (setUp !== null) {
   ]) await db.pool.query(statement)
 
   const app = Fastify()
-  await app.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await app.register(fastifyPostgres, appPool(db))
   await app.register(openApi, { info: { title: 'claims', version: '1.0.0' } })
   const claims = (request: { headers: Record<string, unknown> }): Record<string, unknown> => {
     if (request.headers['x-user'] === undefined) throw new HttpError(401, 'Who are you?')
@@ -136,7 +136,7 @@ t.test('claims and role options are checked at registration', async (t) => {
   ]
   for (const [options, message] of cases) {
     const app: FastifyInstance = Fastify()
-    await app.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+    await app.register(fastifyPostgres, appPool(db, 1))
     await t.rejects(async () => { await app.register(tableCrud, { table: note, ...options } as never).ready() }, { message })
     await app.close()
   }

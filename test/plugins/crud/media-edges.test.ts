@@ -10,7 +10,7 @@ import { localMediaStorage } from '../../../lib/media/local.js'
 import { DEFAULT_CHARACTERS } from '../../../lib/media/names.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
-import { testDatabase } from '../../helpers/db.js'
+import { appPool, testDatabase } from '../../helpers/db.js'
 
 // Issue 27 point 7: the media routes' smaller defects.
 const db = await testDatabase(t)
@@ -25,7 +25,7 @@ async function tempDir (): Promise<string> {
 
 async function app (mediaPath: string, readOnly = false): Promise<FastifyInstance> {
   const server = Fastify()
-  await server.register(fastifyPostgres, { connectionString: db.connectionString, max: db.max })
+  await server.register(fastifyPostgres, appPool(db))
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly, mediaStorage: [localMediaStorage({ column: poster, mediaPath })] })
   t.teardown(async () => await server.close())
   return server

@@ -6,7 +6,7 @@ import { tableCrud, type Hook, type TableCrudOptions } from '../../../plugins/cr
 import { insertNested, nestedRelations } from '../../../plugins/crud/nested.js'
 import { queryContext } from '../../../lib/query/parse.js'
 import type { CrudContext } from '../../../plugins/crud/context.js'
-import { testDatabase } from '../../helpers/db.js'
+import { appPool, testDatabase } from '../../helpers/db.js'
 import { countOf, errorOf, freshApp, json, rowsOf } from './write-fixtures.js'
 
 /** Nested insert (SPEC §8.5): a POST body holding the to-many relations of `nestedWrites`. */
@@ -115,13 +115,13 @@ t.test('nestedWrites names reverse relations only: anything else refused at regi
     ['films', 'tableCrud: the option nestedWrites must be an array of relation names']
   ] as const) {
     const a = Fastify()
-    await a.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+    await a.register(fastifyPostgres, appPool(db, 1))
     a.register(tableCrud, { table: director, readOnly: false, nestedWrites: names as never })
     await t.rejects(async () => { await a.ready() }, { code: 'TABLECRUD_ERR_OPTIONS', message }, message)
     await a.close()
   }
   const filmApp = Fastify()
-  await filmApp.register(fastifyPostgres, { connectionString: db.connectionString, max: 1 })
+  await filmApp.register(fastifyPostgres, appPool(db, 1))
   filmApp.register(tableCrud, { table: film, readOnly: false, nestedWrites: ['director'] })
   await t.rejects(async () => { await filmApp.ready() }, { message: /names "director", which is not a reverse relation of film .*: use none, it has none/ }, 'a ForeignKey is a to-one relation')
   await filmApp.close()
