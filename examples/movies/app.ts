@@ -20,6 +20,11 @@ export interface DemoOptions {
   connectionString: string
   /** Pool size: 1 on the embedded server. */
   max: number
+  /**
+   * How long an idle connection stays open (pg's default, 10 s, when absent). The embedded server
+   * serves one connection at a time: a program beside the demo (the CLI, a test) waits for it.
+   */
+  idleTimeoutMillis?: number
   /** Signs the demo's JWTs; a fixed development secret by default. */
   secret?: string
   /**
@@ -131,7 +136,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   const app = Fastify({ logger: options.logger ?? false, frameworkErrors })
   // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
   await app.register(errorShape)
-  await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, connectionTimeoutMillis: 5000 })
+  await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, idleTimeoutMillis: options.idleTimeoutMillis, connectionTimeoutMillis: 5000 })
   // Before the CSP and the rate limits, so a load balancer's probes are neither (SPEC §9.3).
   await app.register(health)
   // Every page and route, the docs included, under `default-src 'self'` and the rate limits

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { OpenAPIBackend } from 'openapi-backend'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 /*
  * The demo's OpenAPI document against what the demo answers: a recorded traffic set of every
@@ -17,7 +17,7 @@ type Doc = Record<string, any>
 interface Record_ { method: string, url: string, status: number, type: string, body: string }
 
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 await app.ready()
 const document = app.swagger() as Doc

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { buildDemo } from '../../examples/movies/app.js'
 
 /*
@@ -11,7 +11,7 @@ import { buildDemo } from '../../examples/movies/app.js'
 
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 
 interface Operation { requestBody?: { content: Record<string, { example?: Record<string, unknown>, schema: { required?: string[] } }> } }

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { randomBytes } from 'node:crypto'
 import { Redis } from 'ioredis'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 
 /*
@@ -19,7 +19,7 @@ const cookieOf = (setCookie: string | string[] | undefined, name: string): strin
 }
 
 t.test('/me/: who is logged in, for a session only', async (t) => {
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+  const app = await buildDemo(appPool(db))
   t.teardown(async () => await app.close())
   const anonymous = await app.inject('/me/')
   t.equal(anonymous.statusCode, 303, 'a page: sent to log in (test/examples/demo-pages.test.ts)')
@@ -54,7 +54,7 @@ t.test('with a Redis client, the rate limits are counted in Redis under the demo
     redis.disconnect()
     admin.disconnect()
   })
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, redis })
+  const app = await buildDemo({ ...appPool(db), redis })
   t.teardown(async () => await app.close())
   for (const remaining of ['999', '998']) {
     const res = await app.inject('/api/movies/?__page_size=1')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import type { LightMyRequestResponse } from 'fastify'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 import { PAGE_STYLE } from '../../lib/html/index.js'
 
@@ -12,7 +12,7 @@ import { PAGE_STYLE } from '../../lib/html/index.js'
 
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 await app.ready()
 

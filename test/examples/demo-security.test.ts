@@ -1,12 +1,12 @@
 import t from 'tap'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 
 /* The demo's browser side under csrf, csp and rateLimit (SPEC §5.5-5.7), by inject. */
 
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 await app.ready()
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 import { createUser } from '../../lib/auth/users.js'
 
@@ -10,7 +10,7 @@ process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
 const mediaPath = await mkdtemp(join(tmpdir(), 'tc-f-demo-media-'))
 t.teardown(async () => await rm(mediaPath, { recursive: true, force: true }))
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max, mediaPath })
+const app = await buildDemo({ ...appPool(db), mediaPath })
 t.teardown(async () => await app.close())
 await app.ready()
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { createToken, createUser } from '../../lib/auth/users.js'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
 import { unmeasured } from '../helpers/child.js'
-import { DATABASE_URL, testDatabase } from '../helpers/db.js'
+import { appPool, DATABASE_URL, testDatabase } from '../helpers/db.js'
 
 /*
  * The shell lines of README.md and docs/{getting-started,media,table-crud,auth}.md, run as written (only
@@ -82,7 +82,7 @@ async function runExample (t: Test, source: string, env: Record<string, string |
 /** The demo of `npm start`, listening on a port of its own. */
 async function demo (t: Test, options: Partial<Parameters<typeof buildDemo>[0]> = {}): Promise<{ app: Awaited<ReturnType<typeof buildDemo>>, port: number, db: Awaited<ReturnType<typeof testDatabase>> }> {
   const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, ...options })
+  const app = await buildDemo({ ...appPool(db), ...options })
   t.teardown(async () => await app.close())
   await app.listen({ port: 0, host: '127.0.0.1' })
   return { app, port: (app.server.address() as { port: number }).port, db }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import type { FastifyInstance } from 'fastify'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { buildDemo, type DemoOptions } from '../../examples/movies/app.js'
-import { testDatabase } from './db.js'
+import { appPool, testDatabase } from './db.js'
 
 /**
  * Debian's chromium, driven by playwright-core; CI installs it (.ci/browser-deps). CHROMIUM_PATH
@@ -78,7 +78,7 @@ interface Teardown { teardown: (fn: () => unknown) => void }
 /** The demo on the test database, listening at `base` on an ephemeral port, and a browser; both closed after `t`. */
 export async function demoInBrowser (t: Teardown, options: Partial<DemoOptions> = {}): Promise<{ app: FastifyInstance, base: string, browser: Browser }> {
   const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max, ...options })
+  const app = await buildDemo({ ...appPool(db), ...options })
   t.teardown(async () => await app.close())
   const base = await app.listen({ host: '127.0.0.1', port: 0 })
   const browser = await launchChromium()

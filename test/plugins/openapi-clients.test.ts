@@ -6,7 +6,7 @@ import ts from 'typescript'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { createClient } from '@hey-api/openapi-ts'
 import { buildDemo, DEMO_USER } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 /*
  * Two clients generated from the demo's document by tools nobody here wrote, making typed
@@ -21,7 +21,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const PORT = 15481
 
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 const base = await app.listen({ host: '127.0.0.1', port: PORT })
 // Inside the repository, so the generated code resolves openapi-fetch from its node_modules (.gitignore).

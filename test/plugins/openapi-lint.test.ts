@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { buildDemo } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 /*
  * The demo's OpenAPI document (every TableCRUD route, the logins, the session routes behind
@@ -41,7 +41,7 @@ async function spectral (file: string): Promise<Problem[]> {
 
 t.test('the demo document lints with 0 errors under Redocly recommended and Spectral spectral:oas', async (t) => {
   const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+  const app = await buildDemo(appPool(db))
   t.teardown(async () => await app.close())
   await app.ready()
   const dir = mkdtempSync(join(tmpdir(), 'tablecrud-lint-'))

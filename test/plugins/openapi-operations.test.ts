@@ -229,7 +229,7 @@ const OTHER_ERRORS: Record<string, number[]> = {
 
 t.test('the demo: every operation has a unique operationId and lists exactly the errors it can answer', async (t) => {
   const db = await testDatabase(t)
-  const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+  const app = await buildDemo(appPool(db))
   t.teardown(async () => await app.close())
   await app.ready()
   const doc = JSON.parse(JSON.stringify(app.swagger())) as Doc

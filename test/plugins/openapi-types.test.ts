@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url'
 import ts from 'typescript'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { buildDemo } from '../../examples/movies/app.js'
-import { testDatabase } from '../helpers/db.js'
+import { appPool, testDatabase } from '../helpers/db.js'
 
 /*
  * A client typed by the demo's OpenAPI document: openapi-typescript turns the document into
@@ -15,7 +15,7 @@ import { testDatabase } from '../helpers/db.js'
  */
 
 const db = await testDatabase(t)
-const app = await buildDemo({ connectionString: db.connectionString, max: db.max })
+const app = await buildDemo(appPool(db))
 t.teardown(async () => await app.close())
 const base = await app.listen({ host: '127.0.0.1', port: 0 })
 const dir = await mkdtemp(join(tmpdir(), 'tablecrud-openapi-types-'))
