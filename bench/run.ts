@@ -147,7 +147,7 @@ const { lines, ratios } = casesTable(measured, labels, settings)
 const table = [
   `Machine: ${where}. Load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${loadAverage()}.`,
   '',
-  `${settings.rounds} rounds, each running every case on every server for ${settings.seconds} s (servers in alternating order, after a warm-up); ` +
+  `${settings.rounds} round${settings.rounds === 1 ? '' : 's'}, each running every case on every server for ${settings.seconds} s (servers in alternating order, after a warm-up); ` +
   `${settings.connections} connections; ${MOVIES.toLocaleString('en')} movies; medians over the rounds, the range of the per-round ratios in brackets. ` +
   'Server CPU from /proc (the threads\' schedstat). "PgBouncer": transaction mode, TableCRUD with unnamed statements; "replica": a streaming replica of a primary of the bench\'s own, both on this machine.' +
   (before === undefined ? '' : ` TableCRUD before: ${before}, its library with this run's bench server (bench/measure.ts buildBefore).`),
