@@ -38,6 +38,7 @@ export function memory (pid: number): { rss: number, peak: number } {
 }
 
 export interface Server {
+  readonly kind: 'crud' | 'hand'
   readonly process: ChildProcess
   readonly pid: number
   readonly url: string
@@ -115,6 +116,7 @@ export async function startServer (kind: 'crud' | 'hand', env: Record<string, st
   }
   const startup = performance.now() - started
   return {
+    kind,
     process: child,
     pid: child.pid!,
     url,
@@ -140,13 +142,14 @@ export interface Run { readonly rps: number, readonly cpuPerRequest: number, rea
 
 /**
  * One autocannon run of a case against a server: req/s, and the server's CPU µs per request.
- * With `rate`, autocannon offers that many requests a second in all (`overallRate`, an open
- * loop) instead of as many as the server answers; `target` replaces the case's path.
+ * The hand-written server gets the case's `handPath` where it has one. With `rate`, autocannon
+ * offers that many requests a second in all (`overallRate`, an open loop) instead of as many
+ * as the server answers.
  */
-export async function run (server: Server, c: Case, seconds: number, connections: number, { rate, target }: { rate?: number, target?: string } = {}): Promise<Run> {
+export async function run (server: Server, c: Case, seconds: number, connections: number, rate?: number): Promise<Run> {
   const before = cpuMicros(server.pid)
   const result = await autocannon({
-    url: server.url + (target ?? c.path),
+    url: server.url + (server.kind === 'hand' ? c.handPath ?? c.path : c.path),
     connections,
     duration: seconds,
     ...(rate === undefined ? {} : { overallRate: rate }),

@@ -26,16 +26,14 @@ await seed(admin)
 const server = await startServer(kind, { BENCH_DATABASE_URL: connectionString, BENCH_POOL: '10' }, '/movies/1/')
 const chosen = cases.filter((c) => c.label.startsWith(prefix))
 // Warm: the JIT, the prepared statements, the per-shape caches.
-// The hand-written server answers some cases on a route of its own (bench/cases.ts handPath).
-const at = (c: typeof chosen[number]): { target: string } => ({ target: kind === 'hand' ? c.handPath ?? c.path : c.path })
-for (const c of chosen) await run(server, c, 2, 10, at(c))
+for (const c of chosen) await run(server, c, 2, 10)
 if (process.env.BENCH_HEAP !== undefined) await server.command(`heap:${dir}before.heapsnapshot`)
 // Heap snapshots are taken without the CPU profiler, whose samples would be counted as growth.
 const profiling = process.env.BENCH_HEAP === undefined
 if (profiling) await server.command('profile:start')
 let requests = 0
 for (const c of chosen) {
-  const r = await run(server, c, seconds, 10, at(c))
+  const r = await run(server, c, seconds, 10)
   requests += r.requests
   console.log(`${c.label}: ${r.rps.toFixed(0)} req/s, ${r.cpuPerRequest.toFixed(0)} µs/req`)
 }

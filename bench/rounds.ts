@@ -11,7 +11,6 @@ import { run, type Run, type Server } from './measure.js'
 export interface Contender {
   readonly label: string
   readonly server: Server
-  readonly hand: boolean
 }
 
 export interface Settings {
@@ -41,8 +40,6 @@ export function median (xs: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
-const target = (c: Case, who: Contender): string => who.hand ? c.handPath ?? c.path : c.path
-
 /**
  * Warm-up (which also checks that each server answers the case: a TableCRUD checkout of
  * before a feature does not, and is left out of that case), then `rounds` rounds.
@@ -50,7 +47,7 @@ const target = (c: Case, who: Contender): string => who.hand ? c.handPath ?? c.p
 export async function measureRounds (group: string, contenders: readonly Contender[], cases: readonly Case[], admin: pg.Pool, s: Settings): Promise<Measured[]> {
   const once = async (c: Case, who: Contender, seconds: number, rate?: number): Promise<Run> => {
     try {
-      return await run(who.server, c, seconds, s.connections, { target: target(c, who), ...(rate === undefined ? {} : { rate }) })
+      return await run(who.server, c, seconds, s.connections, rate)
     } finally {
       for (const statement of c.after ?? []) await admin.query(statement)
     }
@@ -62,7 +59,7 @@ export async function measureRounds (group: string, contenders: readonly Contend
     const speeds: number[] = []
     for (const who of contenders) {
       const r = await once(c, who, warm).catch((error: unknown) => {
-        if (who.hand) throw error
+        if (who.server.kind === 'hand') throw error
         console.error(`${who.label} left out of "${c.label}": ${String(error)}`)
         return null
       })

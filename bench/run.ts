@@ -78,7 +78,7 @@ async function starts (env: Record<string, string>, which: readonly Kind[]): Pro
 /** One group of servers (a topology) through its rounds on the given cases. */
 async function group (label: string, env: Record<string, string>, admin: pg.Pool, list: readonly Case[]): Promise<{ measured: Measured[], peaks: number[] }> {
   const contenders: Contender[] = []
-  for (const k of kinds) contenders.push({ label: k.label, hand: k.kind === 'hand', server: await start(k, env) })
+  for (const k of kinds) contenders.push({ label: k.label, server: await start(k, env) })
   try {
     const measured = await measureRounds(label, contenders, list, admin, settings)
     return { measured, peaks: contenders.map((c) => memory(c.server.pid).peak) }
