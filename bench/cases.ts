@@ -120,7 +120,8 @@ export const cases: readonly Case[] = [
   { label: 'by id', path: '/movies/1234/', kind: 'read', goal: { rps: 0.95, cpu: 1.10 } },
   { label: 'count', path: '/movies/count/', kind: 'read', dbBound: true },
   { label: 'grouped aggregate', path: '/movies/aggregate/?__group_by=director&__aggregate=count,avg(rating),sum(box_office)&__page_size=50', kind: 'read', dbBound: true },
-  { label: '50 directors, 20 movies embedded each', path: `/directors/?${EMBED_QUERY}`, kind: 'read' },
+  // 1,000 rows aggregated to JSON in PostgreSQL: the hand-written server is busy a fifth of a core at most.
+  { label: '50 directors, 20 movies embedded each', path: `/directors/?${EMBED_QUERY}`, kind: 'read', dbBound: true },
   { label: 'filter across the ForeignKey', path: '/movies/?director.name=Director%207', handPath: '/movies/by-director/?name=Director%207', kind: 'read' },
   { label: '__or tree, one branch across the ForeignKey', path: '/movies/?__or=(rating.gte.9.9,director.name.exact.Director%207)', handPath: '/movies/rated-or-directed/?rating=9.9&director=Director%207', kind: 'read' },
   { label: 'full-text search, ranked', path: '/docs/?__search=zephyr', kind: 'read' },

@@ -31,6 +31,8 @@ function ratio (hand: readonly Run[], other: readonly Run[], figure: Figure): { 
   return { value: median(other.map(figure)) / median(hand.map(figure)), low: Math.min(...perRound), high: Math.max(...perRound) }
 }
 
+const nameOf = (m: Measured): string => `${m.group === '' ? '' : `${m.group}: `}${m.c.label}`
+
 const range = (x: { value: number, low: number, high: number } | null): string =>
   x === null ? '—' : `${x.value.toFixed(2)} (${x.low.toFixed(2)}-${x.high.toFixed(2)})`
 const whole = (xs: readonly Run[], figure: Figure): string => xs.length === 0 ? '—' : median(xs.map(figure)).toFixed(0)
@@ -57,11 +59,14 @@ export function casesTable (measured: readonly Measured[], labels: readonly stri
     const rpsRatios = m.closed.slice(1).map((runs) => ratio(hand, runs, rps))
     const cpuRatios = cpuRuns.slice(1).map((runs) => ratio(cpuRuns[0]!, runs, cpu))
     const last = { rps: rpsRatios.at(-1)?.value ?? null, cpu: cpuRatios.at(-1)?.value ?? null }
-    const label = `${m.group === '' ? '' : `${m.group}: `}${m.c.label}${m.rate === null ? '' : ' ‡'}`
+    const label = `${nameOf(m)}${m.rate === null ? '' : ' ‡'}`
     ratios.push({ label, rps: rpsRatios.map((r) => r?.value ?? null), cpu: cpuRatios.map((r) => r?.value ?? null), goal })
     const met = last.rps === null || last.cpu === null ? '—' : last.rps >= goal.rps && last.cpu <= goal.cpu ? 'yes' : '**no**'
     lines.push(`| ${label} | ${m.closed.map((r) => whole(r, rps)).join(' | ')} | ${rpsRatios.map(range).join(' | ')} | ${cpuRuns.map((r) => whole(r, cpu)).join(' | ')} | ${cpuRatios.map(range).join(' | ')} | ≥ ${goal.rps}, ≤ ${goal.cpu} | ${met} |`)
   }
+  // What tells a database-bound case: the hand-written server idle most of the time at saturation.
+  const busy = measured.map((m) => `${nameOf(m)} ${(median(m.closed[0]!.map(rps)) * median(m.closed[0]!.map(cpu)) / 1e6).toFixed(2)}`)
+  lines.push('', `Cores the hand-written server kept busy as fast as it answered (req/s × CPU per request): ${busy.join('; ')}.`)
   const fixed = measured.filter((m) => m.rate !== null)
   if (fixed.length > 0) {
     lines.push(
