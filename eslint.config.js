@@ -3,7 +3,7 @@ import neostandard from 'neostandard'
 export default [
   ...neostandard({
     ts: true,
-    ignores: ['dist/**', 'coverage/**', '.tap/**', 'bench/.build/**']
+    ignores: ['dist/**', 'coverage/**', '.tap/**', 'bench/.build/**', '.bench-now/**']
   }),
   {
     // House rules (STYLE.md): no function over about 60 lines, no deep nesting. Tests are

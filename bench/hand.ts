@@ -63,4 +63,68 @@ export async function handRoutes (app: FastifyInstance): Promise<void> {
       [b.name, b.rating, b.box_office, b.released, b.director, b.tags])
     return await reply.code(201).header('location', `/movies/${String(rows[0].id)}/`).send(rows[0])
   })
+  await featureRoutes(app)
+}
+
+/** `%` and `_` of a user's text taken literally in ILIKE, as TableCRUD's match filters take them (SPEC §2.3). */
+const literal = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+/** The search expression of bench_doc, written as TableCRUD's search index is made, so the same GIN index serves it. */
+const searched = "to_tsvector('english', coalesce(t0.title, '') || ' ' || coalesce(t0.body, ''))"
+
+/**
+ * The SPEC §8/§9 cases as a developer writes each for its one need (bench/cases.ts says which
+ * request each answers): a route of its own where TableCRUD reads a query language on `/movies/`.
+ */
+async function featureRoutes (app: FastifyInstance): Promise<void> {
+  const pg = app.pg
+  // §8.2, a filter across the ForeignKey: movies whose director's name contains the text.
+  app.get('/movies/by-director/', async (request) => {
+    const q = request.query as Record<string, string>
+    const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 JOIN bench_director AS d ON d.id = t0.director
+      WHERE d.name ILIKE $1 ORDER BY t0.id DESC LIMIT 15`, [`%${literal(q.name!)}%`])
+    return { rows }
+  })
+  // §8.2, an OR across the table and the relation: rated at least r, or directed by d.
+  app.get('/movies/rated-or-directed/', async (request) => {
+    const q = request.query as Record<string, string>
+    const { rows } = await pg.query(`SELECT ${columns} FROM bench_movie AS t0 JOIN bench_director AS d ON d.id = t0.director
+      WHERE t0.rating >= $1 OR d.name = $2 ORDER BY t0.id DESC LIMIT 15`, [Number(q.rating), q.director])
+    return { rows }
+  })
+  // §8.4: ranked by relevance, then the key.
+  app.get('/docs/', async (request) => {
+    const q = request.query as Record<string, string>
+    const { rows } = await pg.query(`SELECT t0.id, t0.title, t0.body FROM bench_doc AS t0 WHERE ${searched} @@ websearch_to_tsquery('english', $1)
+      ORDER BY ts_rank(${searched}, websearch_to_tsquery('english', $1)) DESC, t0.id LIMIT 15`, [q.__search])
+    return { rows }
+  })
+  // §8.5 upsert of one row (201 and Location when inserted, 200 when updated) or of an array (200, the rows in order).
+  app.post('/codes/', async (request, reply) => {
+    const upsert = 'ON CONFLICT (code) DO UPDATE SET name = excluded.name, rating = excluded.rating RETURNING code, name, rating'
+    if (Array.isArray(request.body)) {
+      const { rows } = await pg.query(`INSERT INTO bench_code AS t0 (code, name, rating) SELECT code, name, rating FROM jsonb_populate_recordset(NULL::bench_code, $1) ${upsert}`, [JSON.stringify(request.body)])
+      return { rows }
+    }
+    const b = request.body as Record<string, unknown>
+    const { rows: [row] } = await pg.query(`INSERT INTO bench_code AS t0 (code, name, rating) VALUES ($1, $2, $3) ${upsert}, (xmax = 0) AS inserted`, [b.code, b.name, b.rating])
+    const { inserted, ...written } = row as Record<string, unknown>
+    return inserted === true ? await reply.code(201).header('location', `/codes/${String(written.code)}/`).send(written) : written
+  })
+  // §8.5 bulk update of the rows whose code starts with the text, refused over 1,000 rows (maxAffected) with nothing changed.
+  app.patch('/codes/', async (request, reply) => {
+    const q = request.query as Record<string, string>
+    const client = await pg.connect()
+    try {
+      await client.query('BEGIN')
+      const { rowCount } = await client.query('UPDATE bench_code AS t0 SET rating = $1 WHERE t0.code ILIKE $2 RETURNING t0.code', [(request.body as { rating: number }).rating, `${literal(q.code!)}%`])
+      if (rowCount! > 1000) {
+        await client.query('ROLLBACK')
+        return await reply.code(400).send({ message: 'Too many rows would change.' })
+      }
+      await client.query('COMMIT')
+      return { count: rowCount }
+    } finally {
+      client.release()
+    }
+  })
 }

@@ -1,6 +1,7 @@
 /** Per-process figures read from /proc (Linux): CPU time and memory of a bench server. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import type { Case } from './cases.js'
@@ -8,12 +9,25 @@ import type { Case } from './cases.js'
 /** Clock ticks per second of /proc/<pid>/stat (`getconf CLK_TCK`, 100 on Linux). */
 const TICK_US = 1e6 / 100
 
-/** User + system CPU time of a process so far, in µs. */
+/**
+ * CPU time of a process so far, in µs: the sum of its threads' time on a CPU
+ * (`/proc/<pid>/task/<tid>/schedstat`, nanoseconds), or user + system time from
+ * `/proc/<pid>/stat` where schedstat is missing. The ticks of `stat` are 10 ms: a run at a
+ * fixed low rate (a database-bound case uses some 75 ms of CPU in 5 s) would be read to
+ * within ±25%; schedstat is exact. A Node process's threads (V8's platform workers, libuv's
+ * pool) live as long as it does, so no thread's time is lost by its exiting.
+ */
 export function cpuMicros (pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // Fields after the command name, which is in parentheses and may hold spaces.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US
+  try {
+    let ns = 0
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0])
+    return ns / 1000
+  } catch {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) * TICK_US
+  }
 }
 
 /** Resident memory now and its peak so far (VmRSS, VmHWM), in MB. */
@@ -24,6 +38,7 @@ export function memory (pid: number): { rss: number, peak: number } {
 }
 
 export interface Server {
+  readonly kind: 'crud' | 'hand'
   readonly process: ChildProcess
   readonly pid: number
   readonly url: string
@@ -41,19 +56,53 @@ export interface Server {
  * thread alone added some 40 MB to each process and its transforms most of the start-up.
  */
 const entry = fileURLToPath(new URL('./.build/bench/server.js', import.meta.url))
+const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
 
 /** Compiles bench/server.ts and what it imports into bench/.build (bench/tsconfig.json). */
 export function buildServers (): void {
-  const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
   execFileSync(process.execPath, [tsc, '-p', fileURLToPath(new URL('./tsconfig.json', import.meta.url))], { stdio: 'inherit' })
+}
+
+/** Where this run's bench server is compiled into another checkout (buildBefore). */
+const GRAFT = '.bench-now'
+
+/**
+ * The TableCRUD server of another checkout (`BENCH_BEFORE`, e.g. a worktree of an older
+ * commit with its own node_modules): this run's bench/server.ts, cases.ts and hand.ts, copied
+ * into `<checkout>/.bench-now/` and compiled there, so they import that checkout's library.
+ * Both TableCRUD servers then mount the same tables and routes and differ only in the
+ * library: the checkout's own bench server would lack the routes of cases added since, and
+ * mount what its bench mounted then. Its type errors (an option the older library does not
+ * know) are printed, not fatal: tsc still writes the JavaScript. Returns the entry to start.
+ */
+export function buildBefore (checkout: string): string {
+  const dir = path.join(path.resolve(checkout), GRAFT)
+  if (!existsSync(path.join(checkout, 'index.ts')) || !existsSync(path.join(checkout, 'node_modules'))) {
+    throw new Error(`BENCH_BEFORE=${checkout}: not a TableCRUD checkout with its node_modules (index.ts, node_modules)`)
+  }
+  rmSync(dir, { recursive: true, force: true })
+  cpSync(fileURLToPath(new URL('.', import.meta.url)), dir, { recursive: true, filter: (source) => !source.includes(`${path.sep}.build`) && !source.includes(`${path.sep}profiles`) })
+  try {
+    execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { stdio: 'inherit' })
+  } catch {
+    console.error(`BENCH_BEFORE: the bench server compiled against ${checkout} with type errors (above); running what tsc wrote`)
+  }
+  const built = path.join(dir, '.build', GRAFT, 'server.js')
+  if (!existsSync(built)) throw new Error(`BENCH_BEFORE: ${built} was not written`)
+  return built
+}
+
+/** Removes what buildBefore wrote into the checkout. */
+export function removeBefore (checkout: string): void {
+  rmSync(path.join(path.resolve(checkout), GRAFT), { recursive: true, force: true })
 }
 /** Extra flags for the servers' node, e.g. `BENCH_NODE_ARGS=--cpu-prof` (see bench/profile.ts). */
 const nodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
-/** Starts `bench/server.ts <kind>` and waits for `probe` to answer 200. */
-export async function startServer (kind: 'crud' | 'hand', env: Record<string, string>, probe: string): Promise<Server> {
+/** Starts `bench/server.ts <kind>` (or the compiled server at `from`, see buildBefore) and waits for `probe` to answer 200. */
+export async function startServer (kind: 'crud' | 'hand', env: Record<string, string>, probe: string, from: string = entry): Promise<Server> {
   const started = performance.now()
-  const child = spawn(process.execPath, ['--expose-gc', ...nodeArgs(), entry, kind], {
+  const child = spawn(process.execPath, ['--expose-gc', ...nodeArgs(), from, kind], {
     env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc']
   })
   const url = await new Promise<string>((resolve, reject) => {
@@ -67,6 +116,7 @@ export async function startServer (kind: 'crud' | 'hand', env: Record<string, st
   }
   const startup = performance.now() - started
   return {
+    kind,
     process: child,
     pid: child.pid!,
     url,
@@ -90,13 +140,19 @@ async function command (child: ChildProcess, message: string): Promise<void> {
 
 export interface Run { readonly rps: number, readonly cpuPerRequest: number, readonly requests: number }
 
-/** One autocannon run of a case against a server: req/s, and the server's CPU µs per request. */
-export async function run (server: Server, c: Case, seconds: number, connections: number): Promise<Run> {
+/**
+ * One autocannon run of a case against a server: req/s, and the server's CPU µs per request.
+ * The hand-written server gets the case's `handPath` where it has one. With `rate`, autocannon
+ * offers that many requests a second in all (`overallRate`, an open loop) instead of as many
+ * as the server answers.
+ */
+export async function run (server: Server, c: Case, seconds: number, connections: number, rate?: number): Promise<Run> {
   const before = cpuMicros(server.pid)
   const result = await autocannon({
-    url: server.url + c.path,
+    url: server.url + (server.kind === 'hand' ? c.handPath ?? c.path : c.path),
     connections,
     duration: seconds,
+    ...(rate === undefined ? {} : { overallRate: rate }),
     method: c.method ?? 'GET',
     ...(c.body === undefined ? {} : { body: c.body, headers: { 'content-type': 'application/json' } }),
     ...(c.setupRequest === undefined ? {} : { requests: [{ setupRequest: c.setupRequest }] })

@@ -1,135 +1,177 @@
 /**
- * TableCRUD against a hand-written Fastify + pg server running the same SQL, each in its own
- * process, in one run (DESIGN §4, issue 17): req/s and server CPU µs per request per case,
- * idle and peak RSS, and start-up with 20 tables. Needs PostgreSQL at DATABASE_URL.
+ * TableCRUD against a hand-written Fastify + pg server doing the same work, each in its own
+ * process, in one run (DESIGN §4, issues 17 and 31): req/s and server CPU µs per request per
+ * case, medians of alternating rounds; idle and peak RSS; start-up. Needs PostgreSQL at
+ * DATABASE_URL (a database of the bench's own: it creates and drops its tables there).
  *
- *   npm run bench                        # 5 s a run; writes docs/bench.svg and docs/bench-results.md
- *   npm run bench:quick                  # 1 s a run, 10,000 rows, writes nothing: a smoke run
- *   BENCH_SECONDS=10 BENCH_CONNECTIONS=10 npm run bench
- *   npm run bench -- keyset              # opt-in: SPEC §7.1/7.2/7.5 on a million rows (bench/keyset.ts)
- *   npm run bench -- writes              # opt-in: bulk POST against single POSTs, PATCH with If-Match against without (bench/writes.ts)
- *   npm run bench -- topologies          # opt-in: through PgBouncer against direct, with a replica against without (bench/topologies.ts)
- *   npm run bench -- upsert              # opt-in: an upsert of 1,000 rows in one request against 1,000 single PUTs (bench/upsert.ts)
- *   BENCH_SEARCH=1 npm run bench         # opt-in: full-text search on a million rows, EXPLAIN and against ILIKE (bench/search.ts)
- *   BENCH_CASES=aggregate npm run bench:quick   # only the cases whose label holds the text (no rate-limit table)
+ *   npm run bench                        # 3 rounds of 5 s runs; writes docs/bench.svg and docs/bench-results.md
+ *   npm run bench:quick                  # 1 round of 1 s runs, 10,000 rows, writes nothing: a smoke run
+ *   BENCH_SECONDS=10 BENCH_ROUNDS=3 npm run bench                 # the record run (docs/performance.md)
+ *   BENCH_BEFORE=/path/to/older/checkout npm run bench            # TableCRUD before and now in the same rounds
+ *   BENCH_CASES=aggregate npm run bench:quick   # only the cases whose label holds the text
+ *   npm run bench -- keyset | writes | topologies | upsert | search   # the opt-in benches (see each file)
  *
- * Every figure is taken in the order hand-written, TableCRUD, TableCRUD, hand-written (ABBA)
- * and the means compared, so drift over the run falls on both sides alike. The last table is
- * the cost of the `rateLimit` plugin on the list (bench/rate-limit.ts).
+ * Settings: BENCH_SECONDS (5) a run, BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_ROWS
+ * (100,000 movies), BENCH_RATE_SHARE (0.5: the fixed rate of a database-bound case, as a share
+ * of the slowest server's req/s), BENCH_TOPOLOGIES=0 (skip PgBouncer and the replica),
+ * BENCH_WRITE=0 (print only).
  */
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
-import { cases, drop, MOVIES, seed, TABLES } from './cases.js'
+import { cases, drop, MOVIES, seed, TABLES, type Case } from './cases.js'
 import { chart, type Group } from './chart.js'
 import { rateLimitCost } from './rate-limit.js'
-import { buildServers, memory, run, startServer, type Run, type Server } from './measure.js'
+import { buildBefore, buildServers, memory, removeBefore, startServer, type Server } from './measure.js'
+import { casesTable, loadAverage, machine, processTable, type Process } from './report.js'
+import { measureRounds, median, type Contender, type Measured, type Settings } from './rounds.js'
+import { startPgBouncer, pgbouncerMissing } from '../test/helpers/pgbouncer.js'
+import { caughtUp, replicaMissing, startPrimary, startReplica } from '../test/helpers/replica.js'
 
-if (process.argv.includes('keyset')) {
-  await import('./keyset.js')
-  process.exit(0)
-}
-if (process.argv.includes('topologies')) {
-  await import('./topologies.js')
-  process.exit(0)
-}
-if (process.argv.includes('upsert')) {
-  await import('./upsert.js')
-  process.exit(0)
-}
-if (process.argv.includes('search') || process.env.BENCH_SEARCH === '1') {
-  await import('./search.js')
-  process.exit(0)
-}
-if (process.argv.includes('writes')) {
-  await import('./writes.js')
-  process.exit(0)
+for (const opt of ['keyset', 'topologies', 'upsert', 'search', 'writes']) {
+  if (process.argv.includes(opt) || (opt === 'search' && process.env.BENCH_SEARCH === '1')) {
+    await import(`./${opt}.js`)
+    process.exit(0)
+  }
 }
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 5)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? 10)
-const write = process.env.BENCH_WRITE !== '0'
-const connectionString = process.env.DATABASE_URL
-if (connectionString === undefined) throw new Error('bench: set DATABASE_URL (each server runs in its own process with its own pool)')
-
-buildServers()
-const admin = new pg.Pool({ connectionString, max: 1 })
-await seed(admin)
-
-const env = { BENCH_DATABASE_URL: connectionString, BENCH_POOL: String(connections) }
-const probe = '/movies/1/'
-const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
-
-// Start-up: one start of each not counted (the OS's file cache), then ABBA.
-for (const kind of ['hand', 'crud'] as const) await (await startServer(kind, env, probe)).stop()
-const starts: Record<'hand' | 'crud', number[]> = { hand: [], crud: [] }
-const idles: Record<'hand' | 'crud', number[]> = { hand: [], crud: [] }
-async function start (kind: 'hand' | 'crud'): Promise<Server> {
-  const server = await startServer(kind, env, probe)
-  starts[kind].push(server.startup)
-  idles[kind].push((await server.idle()).rss)
-  return server
+const direct = process.env.DATABASE_URL
+if (direct === undefined) throw new Error('bench: set DATABASE_URL (each server runs in its own process with its own pool)')
+const settings: Settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 5),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+  rateShare: Number(process.env.BENCH_RATE_SHARE ?? 0.5)
 }
-await (await start('hand')).stop()
-await (await start('crud')).stop()
-const crud = await start('crud')
-const hand = await start('hand')
-
-const results: Array<{ label: string, kind: 'read' | 'write', a: Run, b: Run }> = []
 const only = process.env.BENCH_CASES
-for (const c of cases.filter((c) => only === undefined || c.label.includes(only))) {
-  const warm = Math.max(1, Math.round(seconds / 5))
-  await run(hand, c, warm, connections)
-  await run(crud, c, warm, connections)
-  const runs = [await run(hand, c, seconds, connections), await run(crud, c, seconds, connections), await run(crud, c, seconds, connections), await run(hand, c, seconds, connections)]
-  const avg = (rs: Run[]): Run => ({ rps: mean(rs.map((r) => r.rps)), cpuPerRequest: mean(rs.map((r) => r.cpuPerRequest)), requests: mean(rs.map((r) => r.requests)) })
-  results.push({ label: c.label, kind: c.kind, a: avg([runs[0]!, runs[3]!]), b: avg([runs[1]!, runs[2]!]) })
-  console.error(`done: ${c.label}`)
-}
-const peak = { hand: memory(hand.pid).peak, crud: memory(crud.pid).peak }
-await crud.stop()
-await hand.stop()
-const rateLimits = only === undefined ? await rateLimitCost(connectionString, seconds, connections) : []
-await drop(admin)
-await admin.end()
+const chosen = cases.filter((c) => only === undefined || c.label.includes(only))
+const before = process.env.BENCH_BEFORE
 
-const goals = { read: { rps: 0.9, cpu: 1.15 }, write: { rps: 0.85, cpu: 1.25 } }
-const ok = (pass: boolean): string => pass ? 'yes' : '**no**'
-const lines = [
-  `${seconds} s a run, ${connections} connections, ${MOVIES.toLocaleString('en')} movies, PostgreSQL at DATABASE_URL; means of ABBA runs.`,
-  '',
-  '| case | hand-written req/s | TableCRUD req/s | ratio (goal) | hand-written CPU µs/req | TableCRUD CPU µs/req | CPU ratio (goal) | goals met |',
-  '|---|---:|---:|---:|---:|---:|---:|:---:|'
+/** A server to start: the hand-written one, TableCRUD of `BENCH_BEFORE`, and TableCRUD of this checkout. */
+interface Kind { readonly label: string, readonly kind: 'hand' | 'crud', readonly from?: string }
+buildServers()
+const kinds: Kind[] = [
+  { label: 'hand-written', kind: 'hand' },
+  ...(before === undefined ? [] : [{ label: 'TableCRUD before', kind: 'crud' as const, from: buildBefore(before) }]),
+  { label: before === undefined ? 'TableCRUD' : 'TableCRUD now', kind: 'crud' }
 ]
-for (const r of results) {
-  const g = goals[r.kind]
-  const ratio = r.b.rps / r.a.rps
-  const cpu = r.b.cpuPerRequest / r.a.cpuPerRequest
-  lines.push(`| ${r.label} | ${r.a.rps.toFixed(0)} | ${r.b.rps.toFixed(0)} | ${ratio.toFixed(2)} (≥ ${g.rps}) | ${r.a.cpuPerRequest.toFixed(0)} | ${r.b.cpuPerRequest.toFixed(0)} | ${cpu.toFixed(2)} (≤ ${g.cpu}) | ${ok(ratio >= g.rps && cpu <= g.cpu)} |`)
+const probe = '/movies/1/'
+const start = async (k: Kind, env: Record<string, string>): Promise<Server> =>
+  await startServer(k.kind, { BENCH_POOL: String(settings.connections), ...env }, probe, k.from)
+
+/** Start-up and idle RSS: one start of each not counted (the OS's file cache), then a start of each per round, in alternating order. */
+async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number }>> {
+  for (const k of which) await (await start(k, env)).stop()
+  const figures = which.map(() => ({ startup: [] as number[], idle: [] as number[] }))
+  for (let round = 0; round < settings.rounds; round++) {
+    const order = which.map((k, i) => ({ k, i }))
+    if (round % 2 === 1) order.reverse()
+    for (const { k, i } of order) {
+      const server = await start(k, env)
+      figures[i]!.startup.push(server.startup)
+      figures[i]!.idle.push((await server.idle()).rss)
+      await server.stop()
+    }
+  }
+  return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle) }))
 }
-const idle = { hand: mean(idles.hand), crud: mean(idles.crud) }
-const startup = { hand: mean(starts.hand), crud: mean(starts.crud) }
-lines.push(
+
+/** One group of servers (a topology) through its rounds on the given cases. */
+async function group (label: string, env: Record<string, string>, admin: pg.Pool, list: readonly Case[]): Promise<{ measured: Measured[], peaks: number[] }> {
+  const contenders: Contender[] = []
+  for (const k of kinds) contenders.push({ label: k.label, server: await start(k, env) })
+  try {
+    const measured = await measureRounds(label, contenders, list, admin, settings)
+    return { measured, peaks: contenders.map((c) => memory(c.server.pid).peak) }
+  } finally {
+    for (const c of contenders) await c.server.stop()
+  }
+}
+
+const teardowns: Array<() => unknown> = []
+const t = { teardown: (fn: () => unknown) => { teardowns.unshift(fn) } }
+const admin = new pg.Pool({ connectionString: direct, max: 1 })
+const measured: Measured[] = []
+const notes: string[] = []
+let processes: Process[] = []
+let rateLimits: string[] = []
+let where = ''
+const loadAtStart = loadAverage()
+try {
+  await seed(admin)
+  where = await machine(admin)
+  const env = { BENCH_DATABASE_URL: direct }
+  const plain = await starts(env, kinds)
+  const crudKinds = kinds.filter((k) => k.kind === 'crud')
+  const many = await starts({ ...env, BENCH_TABLES: String(TABLES) }, crudKinds)
+  const main = await group('', env, admin, chosen)
+  measured.push(...main.measured)
+  processes = kinds.map((k, i) => {
+    const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)]! : undefined
+    return { label: k.label, idle: plain[i]!.idle, peak: main.peaks[i]!, startup: plain[i]!.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle }) }
+  })
+  if (only === undefined && process.env.BENCH_RATE_LIMIT !== '0') rateLimits = await rateLimitCost(direct, settings.seconds, settings.connections)
+
+  // SPEC §9: the list and by id through PgBouncer in transaction mode, and with reads on a streaming replica.
+  const reads = chosen.filter((c) => c.label.startsWith('list, page') || c.label === 'by id')
+  const topologies = process.env.BENCH_TOPOLOGIES !== '0' && reads.length > 0
+  const bouncerMissing = topologies ? pgbouncerMissing(direct) : 'BENCH_TOPOLOGIES=0 or no such case chosen'
+  if (bouncerMissing === null) {
+    const bouncer = await startPgBouncer(t, { upstream: direct, poolSize: settings.connections })
+    // TableCRUD with unnamed statements, as SPEC §9.1 asks behind a transaction-mode pooler; pg's are unnamed already.
+    measured.push(...(await group('through PgBouncer', { BENCH_DATABASE_URL: bouncer.connectionString, BENCH_PREPARED: 'unnamed' }, admin, reads)).measured)
+  } else notes.push(`PgBouncer cases skipped: ${bouncerMissing}.`)
+  await drop(admin)
+  const noReplica = topologies ? replicaMissing() : 'BENCH_TOPOLOGIES=0 or no such case chosen'
+  if (noReplica === null) {
+    const primary = await startPrimary(t)
+    const replica = await startReplica(t, primary, { logStatements: false })
+    const onPrimary = new pg.Pool({ connectionString: primary.url('test'), max: 1 })
+    try {
+      await seed(onPrimary)
+      await caughtUp(primary, replica)
+      measured.push(...(await group('reads on a replica', { BENCH_DATABASE_URL: primary.url('test'), BENCH_REPLICA: replica.url('test') }, onPrimary, reads)).measured)
+    } finally {
+      await onPrimary.end()
+    }
+  } else notes.push(`Replica cases skipped: ${noReplica}.`)
+} finally {
+  for (const teardown of teardowns) await teardown()
+  // Dropped already unless the run failed; dropping again is a no-op.
+  await drop(admin)
+  await admin.end()
+  if (before !== undefined) removeBefore(before)
+}
+
+const labels = kinds.map((k) => k.label)
+const { lines, ratios } = casesTable(measured, labels, settings)
+const table = [
+  `Machine: ${where}. Load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${loadAverage()}.`,
   '',
-  '| process | hand-written | TableCRUD | goal | met |',
-  '|---|---:|---:|---|:---:|',
-  `| idle RSS after a GC, MB | ${idle.hand.toFixed(1)} | ${idle.crud.toFixed(1)} | ≤ 75 MB | ${ok(idle.crud <= 75)} |`,
-  `| peak RSS over the run, MB | ${peak.hand.toFixed(1)} | ${peak.crud.toFixed(1)} | ≤ 1.2× hand-written (${(peak.crud / peak.hand).toFixed(2)}×) | ${ok(peak.crud <= 1.2 * peak.hand)} |`,
-  `| spawn to first 200, ms (TableCRUD: ${TABLES} tables) | ${startup.hand.toFixed(0)} | ${startup.crud.toFixed(0)} | ≤ hand-written + 300 ms (+${(startup.crud - startup.hand).toFixed(0)}) | ${ok(startup.crud - startup.hand <= 300)} |`
-)
-lines.push('', ...rateLimits)
-const table = lines.join('\n')
+  `${settings.rounds} round${settings.rounds === 1 ? '' : 's'}, each running every case on every server for ${settings.seconds} s (servers in alternating order, after a warm-up); ` +
+  `${settings.connections} connections; ${MOVIES.toLocaleString('en')} movies; medians over the rounds, the range of the per-round ratios in brackets. ` +
+  'Server CPU from /proc (the threads\' schedstat). "PgBouncer": transaction mode, TableCRUD with unnamed statements; "replica": a streaming replica of a primary of the bench\'s own, both on this machine.' +
+  (before === undefined ? '' : ` TableCRUD before: ${before}, its library with this run's bench server (bench/measure.ts buildBefore).`),
+  '',
+  ...lines,
+  ...notes.flatMap((n) => ['', n]),
+  '',
+  ...processTable(processes),
+  ...(rateLimits.length === 0 ? [] : ['', ...rateLimits])
+].join('\n')
 console.log(table)
 
-if (write) {
+if (process.env.BENCH_WRITE !== '0') {
   const docs = new URL('../docs/', import.meta.url)
-  const groups: Group[] = results.map((r) => ({
+  const others = labels.slice(1)
+  const groups: Group[] = ratios.map((r) => ({
     label: r.label,
-    bars: [
-      { label: 'req/s', value: r.b.rps / r.a.rps, goal: goals[r.kind].rps, atLeast: true },
-      { label: 'CPU µs/req', value: r.b.cpuPerRequest / r.a.cpuPerRequest, goal: goals[r.kind].cpu, atLeast: false }
-    ]
+    bars: others.flatMap((l, i) => [
+      ...(r.rps[i] == null ? [] : [{ label: `req/s, ${l}`, value: r.rps[i]!, goal: r.goal.rps, atLeast: true }]),
+      ...(r.cpu[i] == null ? [] : [{ label: `CPU µs/req, ${l}`, value: r.cpu[i]!, goal: r.goal.cpu, atLeast: false }])
+    ])
   }))
-  groups.push({ label: 'memory', bars: [{ label: 'peak RSS', value: peak.crud / peak.hand, goal: 1.2, atLeast: false }] })
-  writeFileSync(new URL('bench.svg', docs), chart(`TableCRUD / hand-written Fastify + pg (${seconds} s runs, ${connections} connections)`, groups))
-  writeFileSync(new URL('bench-results.md', docs), `# Bench results\n\nWritten by \`npm run bench\` (bench/run.ts); see [performance.md](performance.md).\n\n${table}\n\n![TableCRUD / hand-written, per case](bench.svg)\n`)
+  const last = processes.at(-1)!
+  groups.push({ label: 'memory', bars: [{ label: 'peak RSS', value: last.peak / processes[0]!.peak, goal: 1.2, atLeast: false }] })
+  writeFileSync(new URL('bench.svg', docs), chart(`TableCRUD / hand-written Fastify + pg (medians of ${settings.rounds} rounds of ${settings.seconds} s, ${settings.connections} connections)`, groups))
+  writeFileSync(new URL('bench-results.md', docs), `# Bench results\n\nThe one table of every case, written by \`npm run bench\` (bench/run.ts); how to read it: [performance.md](performance.md).\n\n${table}\n\n![TableCRUD / hand-written, per case](bench.svg)\n`)
 }

@@ -12,18 +12,23 @@ const kind = process.argv[2]
 // Both servers take paths with and without the trailing slash from the router: TableCRUD then
 // mounts each route once instead of twice (docs/performance.md).
 const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } })
-await app.register(fastifyPostgres, { connectionString: process.env.BENCH_DATABASE_URL!, max: Number(process.env.BENCH_POOL ?? 10) })
-// The topologies of SPEC §9 (bench/topologies.ts): statements unnamed for a transaction-mode
-// pooler, reads on a replica.
-if (process.env.BENCH_PREPARED !== undefined || process.env.BENCH_REPLICA !== undefined) {
+const pool = Number(process.env.BENCH_POOL ?? 10)
+// With a replica, the hand-written server sends its statements there: the cases run on a replica
+// are reads, and a developer points the read routes at the replica's pool.
+const hand = kind !== 'crud'
+await app.register(fastifyPostgres, { connectionString: (hand ? process.env.BENCH_REPLICA : undefined) ?? process.env.BENCH_DATABASE_URL!, max: pool })
+// The topologies of SPEC §9 (bench/run.ts, bench/topologies.ts): statements unnamed for a
+// transaction-mode pooler, reads on a replica. pg's own statements are unnamed: the
+// hand-written server goes through PgBouncer as it is.
+if (!hand && (process.env.BENCH_PREPARED !== undefined || process.env.BENCH_REPLICA !== undefined)) {
   const { tablecrudDatabase } = await import('../index.js')
   await app.register(tablecrudDatabase, {
     preparedStatements: process.env.BENCH_PREPARED === 'unnamed' ? 'unnamed' : 'named',
-    ...(process.env.BENCH_REPLICA === undefined ? {} : { replicas: [{ connectionString: process.env.BENCH_REPLICA, max: Number(process.env.BENCH_POOL ?? 10) }] })
+    ...(process.env.BENCH_REPLICA === undefined ? {} : { replicas: [{ connectionString: process.env.BENCH_REPLICA, max: pool }] })
   })
 }
 // Each kind imports only its own routes: the hand-written server loads nothing of TableCRUD.
-await (kind === 'crud' ? (await import('./cases.js')).crudRoutes(app) : (await import('./hand.js')).handRoutes(app))
+await (hand ? (await import('./hand.js')).handRoutes(app) : (await import('./cases.js')).crudRoutes(app))
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
 process.send!({ url })
 const session = new Session()

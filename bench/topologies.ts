@@ -10,7 +10,9 @@
  *    alone (a primary and a replica of our own, both on this machine: the figure is the cost
  *    of routing, not a gain in capacity, which one machine cannot show).
  *
- * Each pair is measured ABBA, as bench/run.ts does, and printed as a markdown table.
+ * Each pair is measured ABBA and printed as a markdown table: TableCRUD against itself. The
+ * main run (bench/run.ts) measures the list and by id through PgBouncer and with a replica
+ * against the hand-written server, in its table of all cases.
  */
 import pg from 'pg'
 import { cases, drop, seed } from './cases.js'

@@ -9,20 +9,18 @@
  * each request the next of the same 1,000 rows. Both write the same values over the same rows.
  */
 import pg from 'pg'
-import { createTables, dropTables } from '../index.js'
-import { code } from './cases.js'
+import { CODES, drop, seed } from './cases.js'
 import { abbaRuns, buildServers, startServer, writeBenchSettings, type Run } from './measure.js'
 import type { Case } from './cases.js'
 
 const { seconds, connections, connectionString } = writeBenchSettings()
-const BATCH = 1000
+const BATCH = CODES
 
 buildServers()
 const admin = new pg.Pool({ connectionString, max: 1 })
-await dropTables(admin, [code])
-await createTables(admin, [code])
-await admin.query(`INSERT INTO bench_code (code, name, rating) SELECT 'c' || i, 'Row ' || i, 5 FROM generate_series(0, ${BATCH - 1}) i`)
-const server = await startServer('crud', { BENCH_DATABASE_URL: connectionString, BENCH_POOL: String(connections), BENCH_UPSERT: '1' }, '/codes/c0/')
+// The bench's tables (bench/cases.ts), the code table's CODES rows among them: the server mounts them all.
+await seed(admin)
+const server = await startServer('crud', { BENCH_DATABASE_URL: connectionString, BENCH_POOL: String(connections) }, '/codes/c0/')
 
 const rowOf = (i: number): Record<string, unknown> => ({ code: `c${i}`, name: `Row ${i}`, rating: 7.5 })
 const upsert: Case = {
@@ -49,7 +47,7 @@ const abba = async (a: Case, b: Case): Promise<[Run, Run]> => await abbaRuns(ser
 const [single, many] = await abba(put, upsert)
 await server.stop()
 const rows = Number((await admin.query<{ n: string }>('SELECT count(*) AS n FROM bench_code')).rows[0]!.n)
-await dropTables(admin, [code])
+await drop(admin)
 await admin.end()
 if (rows !== BATCH) throw new Error(`bench: ${rows} rows in bench_code, not ${BATCH}: an upsert inserted`)
 

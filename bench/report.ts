@@ -1,0 +1,104 @@
+/**
+ * The bench's one table of all cases, and its memory and start-up table, as Markdown: medians
+ * over the rounds, each TableCRUD server as a ratio of the hand-written one, with the range of
+ * the per-round ratios (how far one round swings), and the machine the figures hold for.
+ */
+import { readFileSync } from 'node:fs'
+import os from 'node:os'
+import type pg from 'pg'
+import { GOAL } from './cases.js'
+import { median, type Measured, type Settings } from './rounds.js'
+import type { Run } from './measure.js'
+
+/** Where and when: what a figure cannot be read without (issue 31). */
+export async function machine (admin: pg.Pool): Promise<string> {
+  const model = /^model name\s*:\s*(.*)$/m.exec(readFileSync('/proc/cpuinfo', 'utf8'))?.[1] ?? os.cpus()[0]?.model ?? 'unknown CPU'
+  const { rows: [pgVersion] } = await admin.query<{ v: string }>("SELECT current_setting('server_version') AS v")
+  const memory = (os.totalmem() / 2 ** 30).toFixed(1)
+  return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; ${os.availableParallelism()} CPUs (nproc), ${model}, ${memory} GB; PostgreSQL ${pgVersion!.v}; Node ${process.version}`
+}
+
+export const loadAverage = (): string => os.loadavg().map((l) => l.toFixed(2)).join(' ')
+
+type Figure = (r: Run) => number
+const rps: Figure = (r) => r.rps
+const cpu: Figure = (r) => r.cpuPerRequest
+
+/** Median of a contender's figure, and the range of its per-round ratio to the hand-written server's. */
+function ratio (hand: readonly Run[], other: readonly Run[], figure: Figure): { value: number, low: number, high: number } | null {
+  if (other.length === 0) return null
+  const perRound = other.map((r, i) => figure(r) / figure(hand[i]!))
+  return { value: median(other.map(figure)) / median(hand.map(figure)), low: Math.min(...perRound), high: Math.max(...perRound) }
+}
+
+const nameOf = (m: Measured): string => `${m.group === '' ? '' : `${m.group}: `}${m.c.label}`
+
+const range = (x: { value: number, low: number, high: number } | null): string =>
+  x === null ? '—' : `${x.value.toFixed(2)} (${x.low.toFixed(2)}-${x.high.toFixed(2)})`
+const whole = (xs: readonly Run[], figure: Figure): string => xs.length === 0 ? '—' : median(xs.map(figure)).toFixed(0)
+
+/** Per case, each TableCRUD server's median ratios to the hand-written server (null: it does not serve the case). */
+export interface Ratios { readonly label: string, readonly rps: ReadonlyArray<number | null>, readonly cpu: ReadonlyArray<number | null>, readonly goal: typeof GOAL }
+
+/**
+ * The table of all cases. `labels` are the contenders' (the hand-written one first). For a
+ * database-bound case the CPU columns are those of the runs at a fixed rate (‡).
+ */
+export function casesTable (measured: readonly Measured[], labels: readonly string[], s: Settings): { lines: string[], ratios: Ratios[] } {
+  const others = labels.slice(1)
+  const each = (f: (l: string) => string): string => others.map(f).join(' | ')
+  const lines = [
+    `| case | ${labels.map((l) => `${l} req/s`).join(' | ')} | ${each((l) => `${l} / hand req/s (range)`)} | ${labels.map((l) => `${l} CPU µs/req`).join(' | ')} | ${each((l) => `${l} / hand CPU (range)`)} | goal (req/s, CPU) | met |`,
+    `|---|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|---|:---:|`
+  ]
+  const ratios: Ratios[] = []
+  for (const m of measured) {
+    const goal = m.c.goal ?? GOAL
+    const cpuRuns = m.rate === null ? m.closed : m.fixed
+    const hand = m.closed[0]!
+    const rpsRatios = m.closed.slice(1).map((runs) => ratio(hand, runs, rps))
+    const cpuRatios = cpuRuns.slice(1).map((runs) => ratio(cpuRuns[0]!, runs, cpu))
+    const last = { rps: rpsRatios.at(-1)?.value ?? null, cpu: cpuRatios.at(-1)?.value ?? null }
+    const label = `${nameOf(m)}${m.rate === null ? '' : ' ‡'}`
+    ratios.push({ label, rps: rpsRatios.map((r) => r?.value ?? null), cpu: cpuRatios.map((r) => r?.value ?? null), goal })
+    const met = last.rps === null || last.cpu === null ? '—' : last.rps >= goal.rps && last.cpu <= goal.cpu ? 'yes' : '**no**'
+    lines.push(`| ${label} | ${m.closed.map((r) => whole(r, rps)).join(' | ')} | ${rpsRatios.map(range).join(' | ')} | ${cpuRuns.map((r) => whole(r, cpu)).join(' | ')} | ${cpuRatios.map(range).join(' | ')} | ≥ ${goal.rps}, ≤ ${goal.cpu} | ${met} |`)
+  }
+  // What tells a database-bound case: the hand-written server idle most of the time at saturation.
+  const busy = measured.map((m) => `${nameOf(m)} ${(median(m.closed[0]!.map(rps)) * median(m.closed[0]!.map(cpu)) / 1e6).toFixed(2)}`)
+  lines.push('', `Cores the hand-written server kept busy as fast as it answered (req/s × CPU per request): ${busy.join('; ')}.`)
+  const fixed = measured.filter((m) => m.rate !== null)
+  if (fixed.length > 0) {
+    lines.push(
+      '',
+      `‡ Database-bound: req/s as fast as each server answers; CPU per request at a fixed offered rate (autocannon \`overallRate\`, the same for every server: ${s.rateShare} of the slowest server's req/s in the warm-up), where each server answered:`,
+      '',
+      `| case | offered req/s | ${labels.map((l) => `${l} req/s answered`).join(' | ')} | ${each((l) => `${l} / hand CPU as fast as it answers`)} |`,
+      `|---|---:|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`
+    )
+    for (const m of fixed) {
+      lines.push(`| ${m.c.label} | ${m.rate!} | ${m.fixed.map((r) => whole(r, rps)).join(' | ')} | ${m.closed.slice(1).map((runs) => range(ratio(m.closed[0]!, runs, cpu))).join(' | ')} |`)
+    }
+  }
+  return { lines, ratios }
+}
+
+export interface Process { readonly label: string, readonly idle: number, readonly peak: number, readonly startup: number, readonly startup20?: number, readonly idle20?: number }
+
+/** Idle and peak RSS and start-up of each server: the goals of issues 31 (memory) and 17 (start-up with 20 tables). */
+export function processTable (processes: readonly Process[]): string[] {
+  const hand = processes[0]!
+  const last = processes.at(-1)!
+  const ok = (pass: boolean): string => pass ? 'yes' : '**no**'
+  const row = (what: string, value: (p: Process) => number | undefined, digits: number, goal: string, met: string): string =>
+    `| ${what} | ${processes.map((p) => value(p)?.toFixed(digits) ?? '—').join(' | ')} | ${goal} | ${met} |`
+  return [
+    `| process | ${processes.map((p) => p.label).join(' | ')} | goal | met |`,
+    `|---|${processes.map(() => '---:').join('|')}|---|:---:|`,
+    row('idle RSS after a GC, MB, the same tables', (p) => p.idle, 1, `≤ hand-written + 10 MB (+${(last.idle - hand.idle).toFixed(1)})`, ok(last.idle <= hand.idle + 10)),
+    row('peak RSS over the run, MB', (p) => p.peak, 1, `≤ 1.2× hand-written (${(last.peak / hand.peak).toFixed(2)}×)`, ok(last.peak <= 1.2 * hand.peak)),
+    row('spawn to first 200, ms, the same tables', (p) => p.startup, 0, `(+${(last.startup - hand.startup).toFixed(0)} ms)`, '—'),
+    row('spawn to first 200, ms, TableCRUD with 20 tables', (p) => p.startup20, 0, `≤ hand-written + 300 ms (+${((last.startup20 ?? NaN) - hand.startup).toFixed(0)})`, ok((last.startup20 ?? Infinity) - hand.startup <= 300)),
+    row('idle RSS after a GC, MB, TableCRUD with 20 tables', (p) => p.idle20, 1, '', '—')
+  ]
+}
