@@ -1,4 +1,7 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 import type { Socket } from 'node:net'
+import path from 'node:path'
 
 export interface EmbeddedPostgres {
   /** A `postgres://` URL for pg; use a pool of one connection (`max: 1`). */
@@ -16,6 +19,13 @@ export interface EmbeddedOptions {
    * about a second instead of the five initdb takes (the tests start one server per file).
    */
   initialData?: Blob
+  /**
+   * Where a server in memory keeps the image of a new database: the first start makes it, the
+   * next ones load it (about a second where PGlite's initdb takes five). Default
+   * `node_modules/.cache/fastify-tablecrud`, beside PGlite; `false`: initdb at every start.
+   * Unused with `dataDir` or `initialData`; a folder it cannot write only costs the time.
+   */
+  cacheDir?: string | false
 }
 
 /** A simple-protocol Query message. */
@@ -85,6 +95,45 @@ function wholeMessages (socket: Socket, onStartup: (startup: Buffer) => void): v
   }) as Socket['emit']
 }
 
+/** Where PGlite is installed: its package folder. */
+function pgliteFolder (): string {
+  // The package's main file is <folder>/dist/index.cjs; its exports do not include package.json.
+  return path.dirname(path.dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite')))
+}
+
+/** The default `cacheDir`: node_modules/.cache/fastify-tablecrud of the node_modules PGlite is in. */
+export function defaultCacheDir (): string {
+  return path.join(pgliteFolder(), '..', '..', '.cache', 'fastify-tablecrud')
+}
+
+/**
+ * The data directory of a new database, as `dumpDataDir` saves it, for this PGlite version:
+ * read from `folder`, or made by initdb and saved there under a temporary name and renamed
+ * (servers starting at once never read half of it).
+ */
+async function newDatabaseImage (folder: string): Promise<Blob> {
+  const { version } = JSON.parse(await readFile(path.join(pgliteFolder(), 'package.json'), 'utf8')) as { version: string }
+  const file = path.join(folder, `pglite-${version}.tar`)
+  try {
+    return new Blob([await readFile(file)])
+  } catch {
+    // Not made yet: made below.
+  }
+  const { PGlite } = await import('@electric-sql/pglite')
+  const db = await PGlite.create()
+  const data = await db.dumpDataDir('none')
+  await db.close()
+  const partial = `${file}.${process.pid}`
+  try {
+    await mkdir(folder, { recursive: true })
+    await writeFile(partial, Buffer.from(await data.arrayBuffer()))
+    await rename(partial, file)
+  } catch {
+    // A folder it cannot write: the next start runs initdb again.
+  }
+  return data
+}
+
 /** A SQL string literal. */
 function literal (value: string): string {
   return `'${value.replaceAll("'", "''")}'`
@@ -103,7 +152,9 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   // Optional peer dependencies: only the embedded path needs them.
   const { PGlite } = await import('@electric-sql/pglite')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
-  const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: options.initialData })
+  const cacheDir = options.cacheDir ?? defaultCacheDir()
+  const initialData = options.initialData ?? (options.dataDir === undefined && cacheDir !== false ? await newDatabaseImage(cacheDir) : undefined)
+  const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: initialData })
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
   const initialSearchPath = (await db.query<{ search_path: string }>('SHOW search_path')).rows[0]!.search_path
   const sessionReset = [...SESSION_RESET, queryMessage(`SET search_path TO ${initialSearchPath}`)]

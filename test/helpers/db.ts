@@ -1,8 +1,6 @@
 import pg from 'pg'
 import tap from 'tap'
 import { randomBytes } from 'node:crypto'
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../lib/db/embedded.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
@@ -25,32 +23,6 @@ export const EMBEDDED_IDLE_MS = 20
 let embedded: Promise<EmbeddedPostgres> | null = null
 
 /**
- * A new database's data directory, made once per PGlite version and kept in
- * node_modules/.cache: loading it takes about a second where PGlite's initdb takes five, and
- * every test file starts a server. Written under a temporary name and renamed, so files that
- * make it at once never read half of it.
- */
-async function initialData (): Promise<Blob> {
-  const modules = path.resolve('node_modules')
-  const { version } = JSON.parse(await readFile(path.join(modules, '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string }
-  const folder = path.join(modules, '.cache', 'fastify-tablecrud')
-  const file = path.join(folder, `pglite-${version}.tar`)
-  try {
-    return new Blob([await readFile(file)])
-  } catch {
-    const { PGlite } = await import('@electric-sql/pglite')
-    const db = await PGlite.create()
-    const data = await db.dumpDataDir('none')
-    await db.close()
-    await mkdir(folder, { recursive: true })
-    const partial = `${file}.${process.pid}`
-    await writeFile(partial, Buffer.from(await data.arrayBuffer()))
-    await rename(partial, file)
-    return data
-  }
-}
-
-/**
  * The embedded server of this test file: started by the first test that asks (it takes seconds),
  * shared by the file's tests, each in its own schema, and stopped when the file's tests end.
  */
@@ -59,7 +31,7 @@ function embeddedServer (): Promise<EmbeddedPostgres> {
   // as soon as it is idle: registered at once, the root could end while PGlite still starts
   // under a top-level `await testDatabase(t)`. Teardowns run last first, so this one runs
   // after the schema drops of the tests that asked later.
-  embedded ??= initialData().then(async (data) => await startEmbeddedPostgres({ initialData: data })).then((server) => {
+  embedded ??= startEmbeddedPostgres().then((server) => {
     tap.teardown(async () => { await server.stop() })
     return server
   })

@@ -1,10 +1,10 @@
 import t from 'tap'
 import pg from 'pg'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { connect, createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded.js'
+import { defaultCacheDir, startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded.js'
 
 /*
  * Four embedded servers start here, each seconds of WebAssembly start-up on an idle machine;
@@ -13,8 +13,8 @@ import { startEmbeddedPostgres, startupSettings } from '../../../lib/db/embedded
  */
 t.setTimeout(600_000)
 
-/** One server for the tests below (each start costs seconds), which each leave it as they found it. */
-const shared = startEmbeddedPostgres()
+/** One server for the tests below (each start costs seconds), which each leave it as they found it; started by initdb, without the cache. */
+const shared = startEmbeddedPostgres({ cacheDir: false })
 t.teardown(async () => { await (await shared).stop() })
 
 t.test('answers, and survives a failed query', async (t) => {
@@ -180,8 +180,51 @@ t.test('starts from initial data: a data directory saved by dumpDataDir', async 
   await saved.close()
   const server = await startEmbeddedPostgres({ initialData: data })
   t.teardown(() => server.stop())
-  const client = new pg.Client({ connectionString: server.connectionString })
+  t.strictSame(await seeded(server.connectionString), [{ name: 'Alien' }])
+
+  t.test('and from the new-database image in the cache folder', async (t) => {
+    const cacheDir = await mkdtemp(join(tmpdir(), 'tablecrud-cache-'))
+    t.teardown(() => rm(cacheDir, { recursive: true, force: true }))
+    await writeFile(join(cacheDir, `pglite-${await pgliteVersion()}.tar`), Buffer.from(await data.arrayBuffer()))
+    const cached = await startEmbeddedPostgres({ cacheDir })
+    t.teardown(() => cached.stop())
+    t.strictSame(await seeded(cached.connectionString), [{ name: 'Alien' }], 'the image is what the server holds')
+  })
+})
+
+const seeded = async (connectionString: string): Promise<unknown[]> => {
+  const client = new pg.Client({ connectionString })
   await client.connect()
-  t.strictSame((await client.query('SELECT name FROM seeded')).rows, [{ name: 'Alien' }])
-  await client.end()
+  try { return (await client.query('SELECT name FROM seeded')).rows } finally { await client.end() }
+}
+
+const pgliteVersion = async (): Promise<string> =>
+  (JSON.parse(await readFile(join('node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string }).version
+
+t.test('the cache of the new-database image', async (t) => {
+  t.equal(defaultCacheDir(), join(process.cwd(), 'node_modules', '.cache', 'fastify-tablecrud'), 'by default beside PGlite, in node_modules/.cache')
+
+  t.test('a first start makes it, and saves it for the next', async (t) => {
+    const cacheDir = join(await mkdtemp(join(tmpdir(), 'tablecrud-cache-')), 'new', 'folder')
+    t.teardown(() => rm(join(cacheDir, '..', '..'), { recursive: true, force: true }))
+    const server = await startEmbeddedPostgres({ cacheDir })
+    t.teardown(() => server.stop())
+    t.strictSame(await readdir(cacheDir), [`pglite-${await pgliteVersion()}.tar`], 'the image, and no partial file')
+    const client = new pg.Client({ connectionString: server.connectionString })
+    await client.connect()
+    t.strictSame((await client.query('SELECT 1 AS n')).rows, [{ n: 1 }])
+    await client.end()
+  })
+
+  t.test('a folder it cannot write only costs the time: the server starts', async (t) => {
+    const file = join(await mkdtemp(join(tmpdir(), 'tablecrud-cache-')), 'a-file')
+    t.teardown(() => rm(join(file, '..'), { recursive: true, force: true }))
+    await writeFile(file, 'not a folder')
+    const server = await startEmbeddedPostgres({ cacheDir: join(file, 'cache') })
+    t.teardown(() => server.stop())
+    const client = new pg.Client({ connectionString: server.connectionString })
+    await client.connect()
+    t.strictSame((await client.query('SELECT 1 AS n')).rows, [{ n: 1 }])
+    await client.end()
+  })
 })
