@@ -7,6 +7,7 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { Session } from 'node:inspector/promises'
 import { writeFileSync } from 'node:fs'
+import { getHeapSpaceStatistics } from 'node:v8'
 
 const kind = process.argv[2]
 // Both servers take paths with and without the trailing slash from the router: TableCRUD then
@@ -32,6 +33,9 @@ process.on('message', (message: string) => {
     if (message === 'gc') {
       // Idle memory: what stays after a collection, not garbage the process has not yet swept.
       globalThis.gc?.()
+    } else if (message.startsWith('stats:')) {
+      // What the RSS is made of (bench/memory.ts): the V8 heap by space, and memory outside it.
+      writeFileSync(message.slice('stats:'.length), JSON.stringify({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics() }))
     } else if (message === 'profile:start') {
       // Profiles of the load alone, without start-up (bench/profile.ts).
       session.connect()
