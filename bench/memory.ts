@@ -5,7 +5,8 @@
  *   BENCH_LOAD=1 DATABASE_URL=... node --import tsx bench/memory.ts   # and peak RSS under each case
  *
  * Idle: each server started `BENCH_ROUNDS` (3) times, alternately, its RSS read after a forced
- * GC (as bench/run.ts does), then the V8 heap by space and what lies outside it. Then what each
+ * GC (as bench/run.ts does), then the V8 heap by space and what lies outside it, and RSS once V8
+ * has shrunk the young generation start-up grew (`settle`, below). Then what each
  * step of start-up adds (bench/imports.ts). Under load: the cases of bench/cases.ts in their
  * order on one server of each kind (as bench/run.ts runs them, `BENCH_SECONDS` a run after a
  * warm-up), the peak RSS (VmHWM) read after each case, so the case that raises it shows.
@@ -41,16 +42,34 @@ async function stats (server: Server): Promise<Stats> {
   return out
 }
 
+/**
+ * RSS once V8 has given back the young generation that start-up grew: a GC once a second
+ * until the new space is at most 2 MB and RSS moved less than 0.5 MB since the last reading
+ * (at most 30 s). V8 shrinks the new space at a GC only once the allocation rate is low, and
+ * its pages leave RSS a little later.
+ */
+async function settle (server: Server): Promise<number> {
+  let last = Infinity
+  for (let i = 0; i < 30; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const { rss } = await server.idle()
+    const newSpace = (await stats(server)).spaces.find((s) => s.space_name === 'new_space')!.space_size
+    if (newSpace <= 2 * 1048576 && Math.abs(rss - last) < 0.5) return rss
+    last = rss
+  }
+  return last
+}
+
 buildServers()
 const admin = new pg.Pool({ connectionString, max: 1 })
 await seed(admin)
 
-const idle: Record<typeof kinds[number], Array<{ rss: number, peak: number, stats: Stats }>> = { hand: [], crud: [] }
+const idle: Record<typeof kinds[number], Array<{ rss: number, peak: number, stats: Stats, settled: number }>> = { hand: [], crud: [] }
 for (let i = 0; i < rounds; i++) {
   for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
     const server = await startServer(kind, env, '/movies/1/')
     const { rss, peak } = await server.idle()
-    idle[kind].push({ rss, peak, stats: await stats(server) })
+    idle[kind].push({ rss, peak, stats: await stats(server), settled: await settle(server) })
     // For bench/heap.ts: node --import tsx bench/heap.ts bench/profiles/idle-hand.heapsnapshot bench/profiles/idle-crud.heapsnapshot
     if (i === 0 && process.env.BENCH_HEAP !== undefined) {
       mkdirSync(profiles, { recursive: true })
@@ -65,6 +84,7 @@ const row = (label: string, of: (x: typeof idle.hand[number]) => number): void =
   console.log(`| ${label} | ${h!.toFixed(1)} | ${c!.toFixed(1)} | ${(c! - h!).toFixed(1)} |`)
 }
 row('RSS, MB', (x) => x.rss)
+row('RSS once the young generation is given back, MB', (x) => x.settled)
 row('peak RSS at start-up, MB', (x) => x.peak)
 row('V8 heap committed, MB', (x) => x.stats.usage.heapTotal / 1048576)
 row('V8 heap used, MB', (x) => x.stats.usage.heapUsed / 1048576)
