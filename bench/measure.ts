@@ -47,7 +47,7 @@ export interface Server {
   /** Asks the server to collect garbage, then reads its memory. */
   readonly idle: () => Promise<{ rss: number, peak: number }>
   readonly stop: () => Promise<void>
-  /** Sends a command to bench/server.ts (`profile:start`, `profile:stop:<file>`, `heap:<file>`) and waits for it to be done. */
+  /** Sends a command to bench/server.ts (`profile:start`, `profile:stop:<file>`, `heap:<file>`, `stats:<file>`) and waits for it to be done. */
   readonly command: (message: string) => Promise<void>
 }
 

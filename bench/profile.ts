@@ -9,6 +9,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import pg from 'pg'
 import { cases, seed } from './cases.js'
 import { buildServers, run, startServer } from './measure.js'
+import { heapSummary, readSnapshot } from './heap.js'
 
 interface Node { id: number, callFrame: { functionName: string, url: string, lineNumber: number }, hitCount: number }
 interface Profile { nodes: Node[], samples: number[], startTime: number, endTime: number }
@@ -61,26 +62,9 @@ const top = (m: Map<string, number>, n: number): string => [...m].sort((a, b) =>
 const busy = total - (byPackage.get('(idle)') ?? 0)
 console.log(`\n${total} samples (${file}), ${requests} requests, ${(busy * perRequest).toFixed(0)} µs/req busy\n\nby package or file:\n${top(byPackage, 25)}\n\nby function:\n${top(byFunction, 30)}`)
 
-interface HeapSnapshot { snapshot: { meta: { node_fields: string[], node_types: [string[]] } }, nodes: number[], strings: string[] }
-
-/** Self size by object kind (`type:name`, e.g. `object:Object`, `string`), in bytes. */
-function heapSummary (path: string): Map<string, number> {
-  const heap = JSON.parse(readFileSync(path, 'utf8')) as HeapSnapshot
-  const fields = heap.snapshot.meta.node_fields
-  const types = heap.snapshot.meta.node_types[0]
-  const [type, name, size] = ['type', 'name', 'self_size'].map((f) => fields.indexOf(f)) as [number, number, number]
-  const out = new Map<string, number>()
-  for (let i = 0; i < heap.nodes.length; i += fields.length) {
-    const t = types[heap.nodes[i + type]!]!
-    const key = t === 'object' || t === 'closure' ? `${t}:${heap.strings[heap.nodes[i + name]!]}` : t
-    out.set(key, (out.get(key) ?? 0) + heap.nodes[i + size]!)
-  }
-  return out
-}
-
 if (process.env.BENCH_HEAP !== undefined) {
-  const before = heapSummary(`${dir}before.heapsnapshot`)
-  const after = heapSummary(`${dir}after.heapsnapshot`)
+  const before = heapSummary(readSnapshot(`${dir}before.heapsnapshot`))
+  const after = heapSummary(readSnapshot(`${dir}after.heapsnapshot`))
   const total = (m: Map<string, number>): number => [...m.values()].reduce((a, b) => a + b, 0)
   const mb = (n: number): string => (n / 1048576).toFixed(2)
   console.log(`\nheap after a GC: ${mb(total(before))} MB before the load, ${mb(total(after))} MB after; largest growth:`)

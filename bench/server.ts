@@ -7,6 +7,7 @@ import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import { Session } from 'node:inspector/promises'
 import { writeFileSync } from 'node:fs'
+import { getHeapSpaceStatistics } from 'node:v8'
 
 const kind = process.argv[2]
 // Both servers take paths with and without the trailing slash from the router: TableCRUD then
@@ -37,6 +38,21 @@ process.on('message', (message: string) => {
     if (message === 'gc') {
       // Idle memory: what stays after a collection, not garbage the process has not yet swept.
       globalThis.gc?.()
+    } else if (message.startsWith('stats:')) {
+      // What the RSS is made of (bench/memory.ts): the V8 heap by space, and memory outside it.
+      writeFileSync(message.slice('stats:'.length), JSON.stringify({ usage: process.memoryUsage(), spaces: getHeapSpaceStatistics() }))
+    } else if (message === 'allocations:start') {
+      // Sampled allocations that live through young-generation GCs (bench/profile.ts, BENCH_ALLOC=1):
+      // what is promoted to the old generation, whose growth under load sets the peak RSS.
+      session.connect()
+      await session.post('HeapProfiler.enable')
+      // Flags of V8's protocol that Node's types do not list yet.
+      const sampling = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: false }
+      await session.post('HeapProfiler.startSampling', sampling)
+    } else if (message.startsWith('allocations:stop:')) {
+      const { profile } = await session.post('HeapProfiler.stopSampling')
+      writeFileSync(message.slice('allocations:stop:'.length), JSON.stringify(profile))
+      session.disconnect()
     } else if (message === 'profile:start') {
       // Profiles of the load alone, without start-up (bench/profile.ts).
       session.connect()

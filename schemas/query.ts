@@ -1,6 +1,6 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { typeOf } from '../lib/table/column-types.js'
-import type { Table, TableColumn } from '../lib/table/table.js'
+import { allTables, type Table, type TableColumn } from '../lib/table/table.js'
 import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
@@ -103,8 +103,26 @@ export interface ListQueryOptions {
   pageSize?: number
 }
 
-/** The query string of GET `/`, `/count/` and DELETE `/` (SPEC §2.3): filters and control parameters. */
+const listSchemas = new WeakMap<Table, Map<string, TObject>>()
+
+/**
+ * The query string of GET `/`, `/count/` and DELETE `/` (SPEC §2.3): filters and control parameters.
+ * One object for the routes of a table with the same options (GET `/` spreads it, `/count/`,
+ * the bulk writes and `/aggregate/` take it): each copy held every filter's schema and
+ * description, some 170 kB for a table with a join, kept by its route for the process's life.
+ * Read only, by Fastify and @fastify/swagger. Built again once another table is defined, whose
+ * relations may add paths, as `relationsOf` is.
+ */
 export function listQuerySchema (table: Table, options: ListQueryOptions): TObject {
+  const key = `${allTables().length} ${options.excludeSecrets} ${options.maxJoins} ${options.maxPageSize} ${options.maxEmbedRows} ${options.pageSize}`
+  let byOptions = listSchemas.get(table)
+  if (byOptions === undefined) listSchemas.set(table, byOptions = new Map())
+  let schema = byOptions.get(key)
+  if (schema === undefined) byOptions.set(key, schema = buildListQuerySchema(table, options))
+  return schema
+}
+
+function buildListQuerySchema (table: Table, options: ListQueryOptions): TObject {
   const fields = fieldPaths(table, options.maxJoins, options.excludeSecrets, true)
   const names = fields.map((f) => f.name)
   const properties: TProperties = {}

@@ -207,3 +207,15 @@ t.test('listQuerySchema: a to-many path filters on at least one related row', as
   t.equal(properties['item.title'].description, 'Filter on item.title (text), compared as item.title__match says. Repeated only with item.title__operator in or not_in, one value each. Through item: rows with at least one related row that matches.')
   t.notOk('item.mail' in properties, 'a secret column of the related table is no filter')
 })
+
+t.test('listQuerySchema: one object per table and options, built again once another table is defined', async (t) => {
+  const options = { excludeSecrets: true, maxJoins: 1, maxPageSize: 10 }
+  const first = listQuerySchema(owner, options)
+  t.equal(listQuerySchema(owner, { ...options }), first, 'the same options: the same object, which routes share')
+  t.not(listQuerySchema(owner, { ...options, maxPageSize: 20 }), first, 'other options: another')
+  t.notOk('pet.name' in first.properties)
+  defineTable('pet', { name: column.varchar({ length: 50 }), owner: column.foreignKey(owner) })
+  const after = listQuerySchema(owner, options)
+  t.not(after, first, 'a table defined since may add paths')
+  t.ok('pet.name' in after.properties, 'and does: the new relation is a filter path')
+})
