@@ -206,7 +206,13 @@ type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { 
 function configs (options: DatabaseOptions, named: boolean): ConfigOf {
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
   const bases = new Map<string, QueryConfig>()
+  // BEGIN, COMMIT and ROLLBACK have no parameters and no plan to keep: sent as simple queries
+  // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
+  // answers), which every write paid twice.
+  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, { text: s.text, ...timeout }]))
   return Object.assign((statement: Statement) => {
+    const simple = control.get(statement)
+    if (simple !== undefined) return simple
     let base = bases.get(statement.text)
     if (base === undefined) {
       base = { text: statement.text, types: wireTypes, ...timeout }
