@@ -294,16 +294,14 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
   const filters = parseFilters(ctx, raw)
   const rangeHeaderName = parseRangeHeaderName(ctx, raw)
   const order = parseOrder(ctx, own(raw, '__order'), filters.some(isSearch))
-  // Written when a cursor is opened or sealed, not for every page: most lists have no cursor.
-  let binding: string | undefined
-  const bound = (): string => (binding ??= bindingOf(ctx, filters, order))
+  const binding = bindingOf(ctx, filters, order)
   const format = single('__format', own(raw, '__format'))
   if (format !== undefined && !FORMATS.has(format)) throw new TABLECRUD_ERR_QS_INVALID_FORMAT()
   return {
     filters,
     order,
-    get binding () { return bound() },
-    cursor: parseCursor(ctx, raw, bound, order.length),
+    binding,
+    cursor: parseCursor(ctx, raw, binding, order.length),
     format: (format ?? null) as ListQuery['format'],
     embeds: parseEmbedControls(ctx, raw),
     fields: parseFields(ctx, own(raw, '__visible_fields')),
@@ -335,12 +333,12 @@ function bindingOf (ctx: QueryContext, filters: readonly Filter[], order: readon
   return `${ctx.table.name}\0${sorted}\0${filtered}`
 }
 
-function parseCursor (ctx: QueryContext, raw: RawQuery, binding: () => string, length: number): ListQuery['cursor'] {
+function parseCursor (ctx: QueryContext, raw: RawQuery, binding: string, length: number): ListQuery['cursor'] {
   const text = single('__cursor', own(raw, '__cursor'))
   if (text === undefined) return null
   if (own(raw, '__page') !== undefined) throw new TABLECRUD_ERR_QS_CURSOR_WITH_PAGE()
   if (text === '') return { after: null }
-  const after = openCursor(ctx.cursorKey, binding(), text, length)
+  const after = openCursor(ctx.cursorKey, binding, text, length)
   if (after === undefined) throw new TABLECRUD_ERR_QS_INVALID_CURSOR()
   return { after }
 }
