@@ -206,7 +206,13 @@ type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { 
 function configs (options: DatabaseOptions, named: boolean): ConfigOf {
   const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
   const bases = new Map<string, QueryConfig>()
+  // BEGIN, COMMIT and ROLLBACK have no parameters and no plan to keep: sent as simple queries
+  // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
+  // answers), which every write paid twice.
+  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, { text: s.text, ...timeout }]))
   return Object.assign((statement: Statement) => {
+    const simple = control.get(statement)
+    if (simple !== undefined) return simple
     let base = bases.get(statement.text)
     if (base === undefined) {
       base = { text: statement.text, types: wireTypes, ...timeout }
@@ -258,6 +264,12 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
     await openCursor<R>(await checkout(on), statement, configOf, prelude)
+  const transaction: Transact = async (work, client) =>
+    await inTransaction(client ?? await checkout(pool), configOf, work).then((result) => {
+      health.answered()
+      return result
+    })
+  const single = singleStatements(pool, configOf, health, transaction)
   return {
     run: async (statement, intent) => replicas === null || intent !== 'read'
       ? await runOn(statement, pool)
@@ -267,11 +279,58 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
       ? await cursorOn(statement, pool, prelude)
       : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
-    transaction: async (work) => await inTransaction(await checkout(pool), configOf, work).then((result) => {
-      health.answered()
-      return result
-    })
+    transaction: async (work) => await transaction(work),
+    single
   }
+}
+
+type Transact = <T>(work: (tx: Runner) => Promise<T>, client?: PoolClient) => Promise<T>
+
+/**
+ * The port's `single` over `pool`: a write alone in autocommit on a connection that has shown
+ * it prepared the statement with the result types asked for, else in `transaction` on that
+ * connection, which teaches it (lib/db/port.ts says why this is as safe as BEGIN ... COMMIT).
+ */
+function singleStatements (pool: PoolLike, configOf: ConfigOf, health: DatabaseHealth, transaction: Transact): Database['single'] {
+  // The texts each connection has prepared, with the types `single` was asked for and saw them
+  // return: kept with the connection, so a new one (which prepares afresh) is taught in a transaction.
+  const trusted = new WeakMap<PoolClient, Map<string, readonly number[]>>()
+  const trustedOn = (client: PoolClient): Map<string, readonly number[]> => {
+    let texts = trusted.get(client)
+    if (texts === undefined) trusted.set(client, texts = new Map())
+    return texts
+  }
+  const single: Database['single'] = async <T, R extends Row>(statement: Statement, types: readonly number[] | null, answer: (result: Result<R>) => T) => {
+    const config = configOf(statement)
+    const client = await checkout(pool)
+    if (types === null || config.name === undefined || trustedOn(client).get(statement.text) !== types) {
+      return await transaction(async (tx) => {
+        const result = await tx.run<R>(statement) as QueryResult<R>
+        const answered = answer(result)
+        if (types !== null && config.name !== undefined && sameTypes(result, types)) trustedOn(client).set(statement.text, types)
+        return answered
+      }, client)
+    }
+    let result: QueryResult<R>
+    try {
+      result = await client.query<R>(config)
+    } catch (error) {
+      // Refused before it wrote anything; a plan made stale by a migration (the result's types
+      // changed) drops its connection, and the write goes the transaction's way on another.
+      client.release(answeredByDatabase(error) ? isStalePlan(error) : error as Error)
+      if (!isStalePlan(error)) throw error
+      return await single(statement, types, answer)
+    }
+    client.release()
+    health.answered()
+    return answer(result)
+  }
+  return single
+}
+
+/** Whether a result's columns have the type OIDs `types`, in order. */
+function sameTypes (result: QueryResult, types: readonly number[]): boolean {
+  return result.fields.length === types.length && result.fields.every((field, i) => field.dataTypeID === types[i])
 }
 
 /** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
@@ -358,19 +417,21 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
 /**
  * A pooled connection that cannot crash the process: a checked-out pg client emits 'error'
  * when its connection drops, and with no listener that is an uncaught exception. The query
- * in flight rejects as well, which is how the request learns of it.
+ * in flight rejects as well, which is how the request learns of it. The listener stays for
+ * the client's life (pg-pool's own, while it is idle, still removes it from the pool): added
+ * and removed at every checkout, it cost each statement an `on`, an `off` and a wrapped release.
  */
 async function checkout (pool: PoolLike): Promise<PoolClient> {
   const connection = await pool.connect()
-  const ignore = (): void => {}
-  connection.on('error', ignore)
-  const release = connection.release.bind(connection)
-  connection.release = (error?: Error | boolean) => {
-    connection.off('error', ignore)
-    release(error)
+  if (!listening.has(connection)) {
+    listening.add(connection)
+    connection.on('error', ignore)
   }
   return connection
 }
+
+const listening = new WeakSet<PoolClient>()
+const ignore = (): void => {}
 
 /** An error message from the server (it has a severity) that leaves the connection usable: not a shutdown. */
 export function answeredByDatabase (error: unknown): boolean {

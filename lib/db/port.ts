@@ -45,6 +45,16 @@ export interface Database extends Runner {
   /** Runs `work` in BEGIN ... COMMIT on one connection (every statement of it through `run`); any error rolls back and is rethrown. */
   transaction: <T>(work: (tx: Runner) => Promise<T>) => Promise<T>
   /**
+   * One write and `answer` of its result, with the guarantee of `transaction` (the answer is
+   * written before the write is committed: a row it cannot write is not, issue 27), in one
+   * statement when that guarantee holds without BEGIN and COMMIT: on a connection that has run
+   * this named prepared statement before and got result columns of the type OIDs `types`,
+   * PostgreSQL returns those types again or refuses to run it (0A000) before writing anything.
+   * Otherwise (`types` null, unnamed statements, another connection, another type) it runs in a
+   * transaction, which teaches the connection the statement's types.
+   */
+  single: <T, R extends Row = Row>(statement: Statement, types: readonly number[] | null, answer: (result: Result<R>) => T) => Promise<T>
+  /**
    * A server-side cursor over a statement, on a connection of its own until `close()`: rows
    * are read in batches, so a result of any size never sits in memory whole. `prelude`
    * statements run first, in the cursor's transaction (a `claims` mount's `set_config`, SPEC

@@ -1,5 +1,7 @@
 import pg from 'pg'
 import { COLUMN_TYPES } from '../table/column-types.js'
+import { visibleColumns, type Table } from '../table/table.js'
+import { sqlType } from './ddl.js'
 
 type Parser = (text: string) => unknown
 
@@ -23,4 +25,53 @@ export const wireTypes = {
   getTypeParser (oid: number, format?: 'text' | 'binary'): Parser {
     return overrides.get(oid) ?? (pg.types.getTypeParser(oid, format) as Parser)
   }
+}
+
+/**
+ * The type OIDs of PostgreSQL's built-in types, as `sqlType` writes them (modifiers dropped):
+ * the type and its array. Built-in OIDs are fixed across PostgreSQL versions.
+ */
+const OIDS: Readonly<Record<string, readonly [number, number]>> = {
+  serial: [23, 1007],
+  integer: [23, 1007],
+  smallint: [21, 1005],
+  bigint: [20, 1016],
+  real: [700, 1021],
+  'double precision': [701, 1022],
+  numeric: [1700, 1231],
+  boolean: [16, 1000],
+  varchar: [1043, 1015],
+  text: [25, 1009],
+  uuid: [2950, 2951],
+  date: [1082, 1182],
+  time: [1083, 1183],
+  timestamp: [1114, 1115],
+  timestamptz: [1184, 1185],
+  interval: [1186, 1187],
+  jsonb: [3802, 3807]
+}
+
+const resultTypesOf = new WeakMap<Table, Map<boolean, readonly number[] | null>>()
+
+/**
+ * The type OIDs of the columns a write returns (`returningList`: the visible columns, in order)
+ * when the database matches the definition; null when a type has no known OID. What a write
+ * compares its result's columns with before it trusts a prepared statement (plugins/database.ts
+ * `single`): a column whose type was changed by hand has another OID.
+ */
+export function resultTypes (table: Table, excludeSecrets: boolean): readonly number[] | null {
+  let byExclusion = resultTypesOf.get(table)
+  if (byExclusion === undefined) resultTypesOf.set(table, byExclusion = new Map())
+  let types = byExclusion.get(excludeSecrets)
+  if (types === undefined) {
+    const oids = visibleColumns(table, excludeSecrets).map((column) => {
+      const sql = sqlType(table, column)
+      const array = sql.endsWith('[]')
+      return OIDS[sql.replace(/\[\]$/, '').replace(/\(.*\)$/, '')]?.[array ? 1 : 0]
+    })
+    /* c8 ignore next: every column type's SQL type is in OIDS; a type added without its OID is written in a transaction, never wrongly trusted */
+    types = oids.every((oid) => oid !== undefined) ? oids as number[] : null
+    byExclusion.set(excludeSecrets, types)
+  }
+  return types
 }

@@ -123,11 +123,13 @@ export function parseEmbedControls (ctx: EmbedContext, raw: Raw): EmbedControls 
     else control.pageSize = parsePageSize(ctx, key, texts)
     out.set(path.name, control)
   }
-  return out
+  // Most queries have none: the shared empty map, not one per request.
+  return out.size === 0 ? NO_EMBED_CONTROLS : out
 }
 
 /** What of the controls makes a statement's text: the sort keys (page sizes are bound values). */
 export function embedsKey (controls: EmbedControls): string {
+  if (controls.size === 0) return ''
   return [...controls].filter(([, c]) => c.order !== null)
     .map(([path, c]) => `${path}:${c.order!.map((o) => (o.descending ? '-' : '') + o.field.name).join(',')}`).sort().join(';')
 }

@@ -21,12 +21,17 @@ const MAX_ATTEMPTS = 20
  * it. A statement that an online migration made stale aborts the transaction having written
  * nothing, and is tried again on another connection, as the port's `run` answers it outside one.
  */
-export async function beforeCommit<T> (db: Database, work: (tx: Runner) => Promise<T>, attempt = 1): Promise<T> {
+export async function beforeCommit<T> (db: Database, work: (tx: Runner) => Promise<T>): Promise<T> {
+  return await retriedWhenStale(async () => await db.transaction(work))
+}
+
+/** A write tried again, on another connection, while a statement made stale by an online migration aborts it having written nothing. */
+export async function retriedWhenStale<T> (write: () => Promise<T>, attempt = 1): Promise<T> {
   try {
-    return await db.transaction(work)
+    return await write()
   } catch (error) {
     if (attempt === MAX_ATTEMPTS || !isStalePlan(error)) throw error
-    return await beforeCommit(db, work, attempt + 1)
+    return await retriedWhenStale(write, attempt + 1)
   }
 }
 

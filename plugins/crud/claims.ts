@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import type { Database, Runner } from '../../lib/db/port.js'
+import type { Database, Result, Row, Runner } from '../../lib/db/port.js'
 import { claimsStatement } from '../../lib/sql/claims.js'
 import type { Statement } from '../../lib/table/statement.js'
 
@@ -44,6 +44,9 @@ export function claimsDatabase (fastify: FastifyInstance, db: Database, claims: 
   return {
     run: async (statement) => await claimed(async (tx) => await tx.run(statement)),
     transaction: claimed,
+    // Always in the claims' transaction: the statement alone would run past every policy.
+    single: async <T, R extends Row>(statement: Statement, _types: readonly number[] | null, answer: (result: Result<R>) => T): Promise<T> =>
+      await claimed(async (tx) => answer(await tx.run<R>(statement))),
     cursor: async (statement) => await db.cursor(statement, 'write', [first()]),
     query: db.query
   }

@@ -134,14 +134,18 @@ function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyR
   const tables = scopedTables(query.table, mountScope !== undefined)
   const call = async (scope: (request: FastifyRequest) => unknown, table: Table, request: FastifyRequest): Promise<Filter[]> =>
     parseScope(table, await guarded(async () => await scope(request), (error) => error as Error))
+  // Without a scoped table, every request's context is the same one: built once, not per request.
+  const unscoped = withScopes(query, NO_SCOPES)
   return async (request) => {
+    const scoped = tables()
+    if (scoped.length === 0) return unscoped
     const byTable = new Map<Table, Filter[]>()
-    for (const table of tables()) {
+    for (const table of scoped) {
       const own = table.scope === null ? [] : await call(table.scope, table, request)
       const mount = table === query.table && mountScope !== undefined ? await call(mountScope, table, request) : []
       byTable.set(table, [...own, ...mount])
     }
-    return withScopes(query, byTable.size === 0 ? NO_SCOPES : scopesOf(byTable))
+    return withScopes(query, scopesOf(byTable))
   }
 }
 

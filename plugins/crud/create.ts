@@ -8,6 +8,7 @@ import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/wri
 import type { QueryContext, RawQuery } from '../../lib/query/parse.js'
 import { conflictTargets, parseOnConflict } from '../../lib/query/writes.js'
 import { typeOf } from '../../lib/table/column-types.js'
+import { resultTypes } from '../../lib/db/types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import { createQuerySchema } from '../../schemas/writes.js'
 import { createdResponse, ETagHeader, LocationHeader, withHeaders } from '../../schemas/responses.js'
@@ -18,9 +19,9 @@ import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
-import { beforeCommit, rowAnswer, type RowAnswer } from './before-commit.js'
+import { beforeCommit, retriedWhenStale, rowAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
-import { checkWritten } from './scope.js'
+import { checkWritten, isScoped } from './scope.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
 import { atIndex, writeRows } from './write-rows.js'
@@ -143,12 +144,17 @@ function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: RowAnsw
   }
 }
 
-/** One row inserted, and its answer written before COMMIT. */
+/**
+ * One row inserted, and its answer written before COMMIT; without a row scope to check, in one
+ * statement once the connection has shown the table's types (`single`): BEGIN and COMMIT were
+ * two of a POST's three round trips.
+ */
 async function insertOne (c: CrudContext, ctx: QueryContext, values: Values, answer: RowAnswer): Promise<{ row: Row, text: string }> {
-  return await beforeCommit(c.db, async (tx) => {
-    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(c.table, values, c.options.excludeSecrets))).rows) as [Row]
-    return { row, text: answer(row) }
-  })
+  const statement = compileInsert(c.table, values, c.options.excludeSecrets)
+  const written = (row: Row): { row: Row, text: string } => ({ row, text: answer(row) })
+  if (isScoped(ctx)) return await beforeCommit(c.db, async (tx) => written((await checkWritten(ctx, tx, 1, (await tx.run(statement)).rows))[0]!))
+  const types = resultTypes(c.table, c.options.excludeSecrets)
+  return await retriedWhenStale(async () => await c.db.single(statement, types, (result) => written(result.rows[0]!)))
 }
 
 /** A 201 (or `status`) of POST `/`, its body already written. */

@@ -20,7 +20,9 @@ const MEDIA_TYPES = {
  */
 export function exportFormat (query: ListQuery, request: FastifyRequest): ExportFormat | null {
   if (query.format !== null) return query.format === 'json' ? null : query.format
-  for (const part of (request.headers.accept ?? '').split(',')) {
+  const accept = request.headers.accept
+  if (accept === undefined) return null
+  for (const part of accept.split(',')) {
     const type = part.split(';')[0]!.trim().toLowerCase()
     if (type === 'application/json') return null
     if (type === MEDIA_TYPES.ndjson) return 'ndjson'

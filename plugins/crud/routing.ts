@@ -35,10 +35,13 @@ function ignoresTrailingSlash (fastify: FastifyInstance): boolean {
 
 /**
  * A Fastify validator compiler: bodies by our own Ajv, the query string by `parse` (its result
- * becomes `request.query`, typed by the route), params as they come.
+ * becomes `request.query`, typed by the route), params and headers as they come. Those pass
+ * with `true`, not `{ value }`: Fastify assigns a value back, and `request.headers` assigned
+ * becomes a getter that copies every header into a new object at each read (a GET `/:id/`
+ * read it for If-None-Match, and Fastify again to reply).
  */
 export function compilers (ajv: Ajv, parse: ((raw: RawQuery) => unknown) | null): FastifySchemaCompiler<FastifySchema> {
-  const asIs = (data: unknown): { value: unknown } => ({ value: data })
+  const asIs = (): boolean => true
   return ({ schema, httpPart }) => {
     if (httpPart === 'body') return lazyValidator(ajv, schema)
     // Fastify's type says boolean results; at run time it also takes { value } and { error }.

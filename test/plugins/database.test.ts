@@ -6,6 +6,7 @@ import {
   type Database, type DatabaseOptions
 } from '../../plugins/database.js'
 import { appPool, testDatabase } from '../helpers/db.js'
+import { tablecrudDatabase } from '../../plugins/tablecrud-database.js'
 
 const db = await testDatabase(t)
 const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms))
@@ -169,6 +170,98 @@ t.test('transaction: a connection whose ROLLBACK fails is dropped', { skip: db.e
   }))
   t.equal((await helper.run<{ one: number }>({ text: 'SELECT 1 AS one', values: [] })).rows[0]!.one, 1, 'a fresh connection serves')
   t.equal(app.pg.pool.totalCount, 1)
+})
+
+/** The BEGINs and COMMITs each new connection of the app's pool is sent, and how many connections it opened. */
+function recordTransactions (app: FastifyInstance): { sent: string[], connections: () => number } {
+  const sent: string[] = []
+  let connections = 0
+  app.pg.pool.on('connect', (client) => {
+    connections++
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    Object.assign(client, {
+      query: (...args: unknown[]) => {
+        const text = (args[0] as { text: string }).text
+        if (text === 'BEGIN' || text === 'COMMIT') sent.push(text)
+        return query(...args)
+      }
+    })
+  })
+  return { sent, connections: () => connections }
+}
+
+const INT4 = 23
+const INT8 = 20
+
+t.test('single: in a transaction until the connection has shown the result types asked for, then the statement alone', async (t) => {
+  const { app, helper } = await helperApp(t)
+  const { sent, connections } = recordTransactions(app)
+  await helper.run({ text: 'CREATE TABLE single_probe (id serial PRIMARY KEY, n int UNIQUE)', values: [] })
+  const types = [INT4, INT4]
+  const insert = (n: number): { text: string, values: number[] } => ({ text: 'INSERT INTO single_probe (n) VALUES ($1) RETURNING id, n', values: [n] })
+  const answer = (result: { rows: Array<Record<string, unknown>> }): unknown => result.rows[0]!.n
+  t.equal(await helper.single(insert(1), types, answer), 1)
+  t.strictSame(sent, ['BEGIN', 'COMMIT'], 'the first run teaches the connection')
+  t.equal(await helper.single(insert(2), types, answer), 2)
+  t.strictSame(sent, ['BEGIN', 'COMMIT'], 'then alone')
+  await t.rejects(helper.single(insert(2), types, answer), { code: '23505' }, 'a refusal of the statement alone is the write\'s')
+  t.equal(connections(), 1, 'and keeps its connection')
+  t.strictSame(sent, ['BEGIN', 'COMMIT'])
+  const copy = [...types]
+  t.equal(await helper.single(insert(3), copy, answer), 3)
+  t.strictSame(sent, ['BEGIN', 'COMMIT', 'BEGIN', 'COMMIT'], 'other types asked for: a transaction again')
+  t.equal(await helper.single(insert(4), null, answer), 4)
+  t.equal(sent.length, 6, 'no types: a transaction')
+  const other = (n: number): { text: string, values: number[] } => ({ text: 'INSERT INTO single_probe (n) VALUES ($1) RETURNING n', values: [n] })
+  const two = [INT4, INT4]
+  const int8 = [INT8]
+  for (const [n, wrong] of [[5, two], [6, int8], [7, int8]] as const) t.equal(await helper.single(other(n), wrong, answer), n)
+  t.equal(sent.length, 12, 'types the result does not have (fewer columns, another type): a transaction each time')
+  // With the types trusted, only a value of those types can fail an answer (a NaN a trigger
+  // writes in a real column): the statement alone has committed it (docs/performance.md).
+  await t.rejects(helper.single(insert(8), copy, () => { throw new Error('cannot answer') }), { message: 'cannot answer' })
+  const { rows } = await helper.run<{ n: number }>({ text: 'SELECT n FROM single_probe ORDER BY n', values: [] })
+  t.strictSame(rows.map((r) => r.n), [1, 2, 3, 4, 5, 6, 7, 8], 'each written once')
+})
+
+t.test('single: a statement the result types of which a migration changed goes back to a transaction, on a fresh connection', async (t) => {
+  const { app, helper } = await helperApp(t)
+  const { sent, connections } = recordTransactions(app)
+  await helper.run({ text: 'CREATE TABLE single_stale (id serial PRIMARY KEY, n int)', values: [] })
+  const insert = (n: number): { text: string, values: number[] } => ({ text: 'INSERT INTO single_stale (n) VALUES ($1) RETURNING id, n', values: [n] })
+  const answer = (result: { rows: Array<Record<string, unknown>> }): unknown => result.rows[0]!.n
+  const types = [INT4, INT4]
+  await helper.single(insert(1), types, answer)
+  await helper.single(insert(2), types, answer)
+  t.strictSame(sent, ['BEGIN', 'COMMIT'])
+  await helper.run({ text: 'ALTER TABLE single_stale ALTER COLUMN n TYPE bigint', values: [] })
+  t.equal(await helper.single(insert(3), types, answer), '3', 'answered from the new type, in a transaction')
+  t.strictSame(sent, ['BEGIN', 'COMMIT', 'BEGIN', 'COMMIT'])
+  t.equal(connections(), 2, 'the stale connection was dropped')
+  const { rows } = await helper.run<{ n: string }>({ text: 'SELECT n FROM single_stale ORDER BY n', values: [] })
+  t.strictSame(rows.map((r) => r.n), ['1', '2', '3'])
+})
+
+t.test('single: a statement alone that fails with its connection drops it', { skip: db.embedded ? 'the embedded server cannot be interrupted while it sleeps' : false }, async (t) => {
+  const { app, helper } = await helperApp(t, { queryTimeout: 50 })
+  const sleep = (seconds: number): { text: string, values: number[] } => ({ text: 'SELECT pg_sleep($1::float8) AS slept', values: [seconds] })
+  const VOID = 2278
+  await helper.single(sleep(0), [VOID], () => null)
+  await t.rejects(helper.single(sleep(1), [VOID], () => null), { message: 'Query read timeout' })
+  t.equal(app.pg.pool.totalCount, 0, 'dropped')
+})
+
+t.test('single: with unnamed statements (a transaction-mode pooler), always a transaction', async (t) => {
+  const app = Fastify()
+  await app.register(fastifyPostgres, appPool(db, 1))
+  await app.register(tablecrudDatabase, { preparedStatements: 'unnamed' })
+  await app.ready()
+  t.teardown(async () => await app.close())
+  const helper = databaseHelper(app, 'somePlugin')
+  const { sent } = recordTransactions(app)
+  const types = [INT4]
+  for (const n of [1, 2]) t.equal(await helper.single({ text: 'SELECT $1::int AS n', values: [n] }, types, (result) => result.rows[0]!.n), n)
+  t.strictSame(sent, ['BEGIN', 'COMMIT', 'BEGIN', 'COMMIT'])
 })
 
 t.test('answeredByDatabase: only errors the server answered without ending the session', async (t) => {
