@@ -122,7 +122,7 @@ export async function testDatabase (t: Teardown): Promise<TestDatabase> {
     await pool.end()
     await runAlone(server, `DROP SCHEMA "${schema}" CASCADE`)
     // Last, so a failure leaves nothing behind (a teardown that throws skips the rest).
-    const left = bouncer?.sessionStateLeft() ?? []
+    const left = await bouncer?.sessionStateLeft() ?? []
     if (left.length > 0) throw new Error(`PgBouncer found session state left on a server connection after a transaction:\n${left.join('\n')}`)
   })
   // Started after the drop's teardown is registered, so it stops before it (teardowns run last first).

@@ -40,8 +40,8 @@ export interface PgBouncer {
   connectionString: string
   /** Its log so far (errors, for a failing test's message). */
   log: () => string
-  /** With `checkSessionState`, once stopped: what server connections were found holding after a transaction, once each. */
-  sessionStateLeft: () => string[]
+  /** With `checkSessionState`: what server connections were found holding after a transaction so far, once each. */
+  sessionStateLeft: () => Promise<string[]>
   /** Stops it (SIGTERM: immediate shutdown; clients' connections are cut). */
   stop: () => Promise<void>
   /** Starts it again, on the same port. */
@@ -59,7 +59,7 @@ const POOLER_SETTINGS = ['search_path', 'client_encoding', 'DateStyle', 'TimeZon
  * transaction is over (one row, naming each thing), and nothing when it holds nothing.
  */
 export function sessionStateCheck (table: string): string {
-  return `INSERT INTO ${table} (what) SELECT left(string_agg(what, ', '), 4000) FROM (
+  return `INSERT INTO ${table} (what) SELECT left(string_agg(what, ', ' ORDER BY what COLLATE "C"), 4000) FROM (
     SELECT 'prepared statement ' || name AS what FROM pg_prepared_statements
     UNION ALL SELECT 'cursor ' || name FROM pg_cursors
     UNION ALL SELECT 'advisory lock ' || objid FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
@@ -75,17 +75,14 @@ export function sessionStateCheck (table: string): string {
  * 1.18 sends its reset query from a 512-byte buffer and closes the connection when it does
  * not fit, and ignores the reset query's errors (so an error could not report anything).
  */
-async function sessionStateRecorder (upstream: string): Promise<{ resetQuery: string, read: () => Promise<string[]> }> {
+async function sessionStateRecorder (upstream: string): Promise<{ resetQuery: string, read: () => Promise<string[]>, drop: () => Promise<void> }> {
   const schema = `pgbouncer_state_${randomBytes(6).toString('hex')}`
   await ask(upstream, `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.found (what text);
     CREATE FUNCTION ${schema}.check () RETURNS void LANGUAGE sql AS $$ ${sessionStateCheck(`${schema}.found`)} $$`)
   return {
     resetQuery: `SELECT ${schema}.check()`,
-    read: async () => {
-      const rows = await ask<{ what: string }>(upstream, `SELECT DISTINCT what FROM ${schema}.found ORDER BY what`)
-      await ask(upstream, `DROP SCHEMA ${schema} CASCADE`)
-      return rows.map((row) => row.what)
-    }
+    read: async () => (await ask<{ what: string }>(upstream, `SELECT DISTINCT what FROM ${schema}.found ORDER BY what`)).map((row) => row.what),
+    drop: async () => { await ask(upstream, `DROP SCHEMA ${schema} CASCADE`) }
   }
 }
 
@@ -109,7 +106,8 @@ export async function startPgBouncer (t: Teardown, options: PgBouncerOptions): P
   const user = decodeURIComponent(new URL(options.upstream).username) || 'postgres'
   await writeFile(path.join(dir, 'userlist.txt'), `"${user}" ""\n`)
   const state = options.checkSessionState === true ? await sessionStateRecorder(options.upstream) : null
-  let stateLeft: string[] = []
+  // What the check found, kept when PgBouncer stops and its table is dropped.
+  let stateLeft: string[] | null = null
   let child: ReturnType<typeof spawnServer> | null = null
   let port = 0
   let log = ''
@@ -157,14 +155,17 @@ export async function startPgBouncer (t: Teardown, options: PgBouncerOptions): P
   }
   t.teardown(async () => {
     await stop()
-    stateLeft = await state?.read() ?? []
+    if (state !== null) {
+      stateLeft = await state.read()
+      await state.drop()
+    }
     await removeDirectory(dir)
   })
   return {
     port,
     connectionString: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/tc`,
     log: () => log + (child?.output() ?? ''),
-    sessionStateLeft: () => stateLeft,
+    sessionStateLeft: async () => stateLeft ?? await state?.read() ?? [],
     stop,
     start
   }
