@@ -95,3 +95,22 @@ export async function statementsSeen (replica: Cluster, fragment: string): Promi
   const log = await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')
   return log.split('\n').filter((line) => / LOG: {2}(execute|statement)/.test(line) && line.includes(fragment)).length
 }
+
+/**
+ * How many statements whose text contains `fragment` the replica canceled with 40001 for a
+ * conflict with recovery, from its log: the error line (its SQLSTATE there with
+ * `log_error_verbosity=verbose`), then the same process's STATEMENT line. Written as it
+ * happens, where pg_stat_database_conflicts counts a cancel when the backend next reports, up
+ * to 10 s later.
+ */
+export async function recoveryConflictsSeen (replica: Cluster, fragment: string): Promise<number> {
+  const lines = (await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')).split('\n')
+  let seen = 0
+  lines.forEach((line, i) => {
+    const pid = / \[(\d+)\] ERROR: {2}40001: canceling statement due to conflict with recovery$/.exec(line)?.[1]
+    if (pid === undefined) return
+    const statement = lines.slice(i + 1).find((next) => next.includes(`[${pid}] STATEMENT:`))
+    if (statement?.includes(fragment) === true) seen++
+  })
+  return seen
+}
