@@ -58,7 +58,7 @@ const POOLER_SETTINGS = ['search_path', 'client_encoding', 'DateStyle', 'TimeZon
  * The statement that records in `table` what a server connection still holds once a
  * transaction is over (one row, naming each thing), and nothing when it holds nothing.
  */
-export function sessionStateCheck (table: string): string {
+function sessionStateCheck (table: string): string {
   return `INSERT INTO ${table} (what) SELECT left(string_agg(what, ', ' ORDER BY what COLLATE "C"), 4000) FROM (
     SELECT 'prepared statement ' || name AS what FROM pg_prepared_statements
     UNION ALL SELECT 'cursor ' || name FROM pg_cursors
@@ -70,8 +70,8 @@ export function sessionStateCheck (table: string): string {
 
 /**
  * Where sessionStateCheck records what it finds: a table, and a function running the check,
- * in a schema of their own on `upstream` (not the test's, whose tables a test may list); read
- * once PgBouncer has stopped, and dropped. The reset query is a call of the function: PgBouncer
+ * in a schema of their own on `upstream` (not the test's, whose tables a test may list), read
+ * when asked and once more when PgBouncer has stopped, then dropped. The reset query is a call of the function: PgBouncer
  * 1.18 sends its reset query from a 512-byte buffer and closes the connection when it does
  * not fit, and ignores the reset query's errors (so an error could not report anything).
  */
