@@ -2,15 +2,24 @@ import pg from 'pg'
 import tap from 'tap'
 import { randomBytes } from 'node:crypto'
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../lib/db/embedded.js'
+import { pgbouncerMissing, startPgBouncer, type PgBouncer } from './pgbouncer.js'
 
 interface Teardown { teardown: (fn: () => unknown) => void }
 
 export interface TestDatabase {
-  /** Where this test's own schema is the search path. */
+  /**
+   * Where the app connects, this test's own schema the search path: the server itself, or in
+   * the pooled mode (TEST_POOLER) a PgBouncer in transaction mode in front of it.
+   */
   connectionString: string
+  /** The server itself, this test's schema the search path: `connectionString` but never pooled. */
+  directConnectionString: string
+  /** The pooled mode (TEST_POOLER): the app must use unnamed statements (helpers/app.ts `usePooler`). */
+  pooled: boolean
   /** Pool size to use: PGlite is one session. */
   max: number
   embedded: boolean
+  /** A pool straight to the server (never pooled), for set-up and assertions. */
   pool: pg.Pool
 }
 
@@ -19,6 +28,24 @@ export const DATABASE_URL = Object.freeze({ value: process.env.DATABASE_URL ?? n
 
 /** How long a pool keeps an idle connection to the embedded server (see testDatabase). */
 export const EMBEDDED_IDLE_MS = 20
+
+/**
+ * The pooled mode: `TEST_POOLER=pgbouncer` puts a real PgBouncer in transaction mode between
+ * each test's app and the server (docs/testing.md). Anything else set is refused, as is the
+ * mode where PgBouncer cannot run: asked for, it never quietly runs direct.
+ */
+export const TEST_POOLER = Object.freeze({ value: pooler(process.env.TEST_POOLER) }).value
+
+function pooler (value: string | undefined): 'pgbouncer' | null {
+  if (value === undefined || value === '') return null
+  if (value !== 'pgbouncer') throw new Error(`TEST_POOLER=${value}: the one pooler the tests know is pgbouncer`)
+  const missing = pgbouncerMissing(DATABASE_URL)
+  if (missing !== null) throw new Error(`TEST_POOLER=pgbouncer: ${missing}`)
+  return value
+}
+
+/** PgBouncer's server connections per test in the pooled mode: fewer than the app's four, so they are shared. */
+export const POOLED_SERVER_CONNECTIONS = 2
 
 let embedded: Promise<EmbeddedPostgres> | null = null
 
@@ -59,7 +86,9 @@ export function appPool (db: TestDatabase, max = db.max): AppPool {
 
 /**
  * Gives the calling test its own PostgreSQL schema, on the `DATABASE_URL` server or, when that
- * is unset, on this file's embedded server, and drops it at the test's end.
+ * is unset, on this file's embedded server, and drops it at the test's end. In the pooled mode
+ * the app's connection string goes through a PgBouncer of the test's own (stopped before the
+ * schema is dropped), and `pool` still goes straight to the server.
  */
 export async function testDatabase (t: Teardown): Promise<TestDatabase> {
   const isEmbedded = DATABASE_URL === null
@@ -68,13 +97,20 @@ export async function testDatabase (t: Teardown): Promise<TestDatabase> {
   await runAlone(server, `CREATE SCHEMA "${schema}"`)
   const url = new URL(server)
   url.searchParams.set('options', `-c search_path=${schema}`)
-  const connectionString = url.toString()
+  const directConnectionString = url.toString()
   // The embedded server serves one connection at a time: an idle one would hold up the app's.
   const max = isEmbedded ? 1 : 4
-  const pool = new pg.Pool({ connectionString, max, ...(isEmbedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) })
+  const pool = new pg.Pool({ connectionString: directConnectionString, max, ...(isEmbedded ? { idleTimeoutMillis: EMBEDDED_IDLE_MS } : {}) })
+  let bouncer: PgBouncer | null = null
   t.teardown(async () => {
     await pool.end()
     await runAlone(server, `DROP SCHEMA "${schema}" CASCADE`)
+    // Last, so a failure leaves nothing behind (a teardown that throws skips the rest).
+    const left = await bouncer?.sessionStateLeft() ?? []
+    if (left.length > 0) throw new Error(`PgBouncer found session state left on a server connection after a transaction:\n${left.join('\n')}`)
   })
-  return { connectionString, max, embedded: isEmbedded, pool }
+  // Started after the drop's teardown is registered, so it stops before it (teardowns run last first).
+  if (TEST_POOLER !== null) bouncer = await startPgBouncer(t, { upstream: directConnectionString, poolSize: POOLED_SERVER_CONNECTIONS, checkSessionState: true })
+  const connectionString = bouncer?.connectionString ?? directConnectionString
+  return { connectionString, directConnectionString, pooled: TEST_POOLER !== null, max, embedded: isEmbedded, pool }
 }

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ask, freePort, isReady, missingBinary, removeDirectory, serverDirectory, spawnServer, waitFor } from './servers.js'
@@ -23,6 +24,14 @@ export interface PgBouncerOptions {
   poolMode?: 'transaction' | 'session'
   /** Server connections per pool (default 4): a small pool makes clients share them. */
   poolSize?: number
+  /**
+   * Checks every server connection each time a client's transaction ends (a
+   * `server_reset_query` run always): `sessionStateLeft()` lists what any was found holding
+   * (a named prepared statement, a cursor, an advisory lock, a LISTEN, a `SET`). Such state
+   * makes a transaction-mode pooler fail by chance (another client meets it); the check finds
+   * it every time.
+   */
+  checkSessionState?: boolean
 }
 
 export interface PgBouncer {
@@ -31,10 +40,50 @@ export interface PgBouncer {
   connectionString: string
   /** Its log so far (errors, for a failing test's message). */
   log: () => string
+  /** With `checkSessionState`: what server connections were found holding after a transaction so far, once each. */
+  sessionStateLeft: () => Promise<string[]>
   /** Stops it (SIGTERM: immediate shutdown; clients' connections are cut). */
   stop: () => Promise<void>
   /** Starts it again, on the same port. */
   start: () => Promise<void>
+}
+
+/**
+ * What sessionStateCheck does not count: the search path testDatabase's `connect_query` sets,
+ * and the parameters PgBouncer itself sets to each client's startup values.
+ */
+const POOLER_SETTINGS = ['search_path', 'client_encoding', 'DateStyle', 'TimeZone', 'standard_conforming_strings', 'application_name', 'IntervalStyle']
+
+/**
+ * The statement that records in `table` what a server connection still holds once a
+ * transaction is over (one row, naming each thing), and nothing when it holds nothing.
+ */
+function sessionStateCheck (table: string): string {
+  return `INSERT INTO ${table} (what) SELECT left(string_agg(what, ', ' ORDER BY what COLLATE "C"), 4000) FROM (
+    SELECT 'prepared statement ' || name AS what FROM pg_prepared_statements
+    UNION ALL SELECT 'cursor ' || name FROM pg_cursors
+    UNION ALL SELECT 'advisory lock ' || objid FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()
+    UNION ALL SELECT 'LISTEN ' || channel FROM pg_listening_channels() AS channel
+    UNION ALL SELECT 'SET ' || name FROM pg_settings WHERE source = 'session' AND name NOT IN (${POOLER_SETTINGS.map((name) => `'${name}'`).join(', ')})
+  ) AS state HAVING count(*) > 0`
+}
+
+/**
+ * Where sessionStateCheck records what it finds: a table, and a function running the check,
+ * in a schema of their own on `upstream` (not the test's, whose tables a test may list), read
+ * when asked and once more when PgBouncer has stopped, then dropped. The reset query is a call of the function: PgBouncer
+ * 1.18 sends its reset query from a 512-byte buffer and closes the connection when it does
+ * not fit, and ignores the reset query's errors (so an error could not report anything).
+ */
+async function sessionStateRecorder (upstream: string): Promise<{ resetQuery: string, read: () => Promise<string[]>, drop: () => Promise<void> }> {
+  const schema = `pgbouncer_state_${randomBytes(6).toString('hex')}`
+  await ask(upstream, `CREATE SCHEMA ${schema}; CREATE TABLE ${schema}.found (what text);
+    CREATE FUNCTION ${schema}.check () RETURNS void LANGUAGE sql AS $$ ${sessionStateCheck(`${schema}.found`)} $$`)
+  return {
+    resetQuery: `SELECT ${schema}.check()`,
+    read: async () => (await ask<{ what: string }>(upstream, `SELECT DISTINCT what FROM ${schema}.found ORDER BY what`)).map((row) => row.what),
+    drop: async () => { await ask(upstream, `DROP SCHEMA ${schema} CASCADE`) }
+  }
 }
 
 /** The [databases] entry of `upstream`: the pool PgBouncer opens to it. */
@@ -56,6 +105,9 @@ export async function startPgBouncer (t: Teardown, options: PgBouncerOptions): P
   const dir = await serverDirectory('pgbouncer')
   const user = decodeURIComponent(new URL(options.upstream).username) || 'postgres'
   await writeFile(path.join(dir, 'userlist.txt'), `"${user}" ""\n`)
+  const state = options.checkSessionState === true ? await sessionStateRecorder(options.upstream) : null
+  // What the check found, kept when PgBouncer stops and its table is dropped.
+  let stateLeft: string[] | null = null
   let child: ReturnType<typeof spawnServer> | null = null
   let port = 0
   let log = ''
@@ -66,7 +118,9 @@ export async function startPgBouncer (t: Teardown, options: PgBouncerOptions): P
       '[pgbouncer]', 'listen_addr = 127.0.0.1', `listen_port = ${port}`, 'unix_socket_dir =',
       'auth_type = trust', `auth_file = ${path.join(dir, 'userlist.txt')}`, `admin_users = ${user}`,
       `pool_mode = ${options.poolMode ?? 'transaction'}`, `default_pool_size = ${options.poolSize ?? 4}`,
-      'max_client_conn = 200', 'log_connections = 0', 'log_disconnections = 0', 'server_login_retry = 1', ''
+      'max_client_conn = 200', 'log_connections = 0', 'log_disconnections = 0', 'server_login_retry = 1',
+      ...(state === null ? [] : [`server_reset_query = ${state.resetQuery}`, 'server_reset_query_always = 1']),
+      ''
     ].join('\n'))
     return ini
   }
@@ -99,11 +153,19 @@ export async function startPgBouncer (t: Teardown, options: PgBouncerOptions): P
     running.kill('SIGTERM')
     await exited
   }
-  t.teardown(async () => { await stop(); await removeDirectory(dir) })
+  t.teardown(async () => {
+    await stop()
+    if (state !== null) {
+      stateLeft = await state.read()
+      await state.drop()
+    }
+    await removeDirectory(dir)
+  })
   return {
     port,
     connectionString: `postgres://${encodeURIComponent(user)}@127.0.0.1:${port}/tc`,
     log: () => log + (child?.output() ?? ''),
+    sessionStateLeft: async () => stateLeft ?? await state?.read() ?? [],
     stop,
     start
   }

@@ -59,15 +59,16 @@ export async function startPrimary (t: Teardown): Promise<Cluster> {
 /**
  * A streaming replica of `primary` (`pg_basebackup -R`: standby.signal and primary_conninfo),
  * started, and returned once the primary reports it streaming in pg_stat_replication.
+ * `settings` (`name=value`) are given on its command line.
  */
-export async function startReplica (t: Teardown, primary: Cluster, { logStatements = true } = {}): Promise<Cluster> {
+export async function startReplica (t: Teardown, primary: Cluster, { logStatements = true, settings = [] as readonly string[] } = {}): Promise<Cluster> {
   const dir = await serverDirectory('replica')
   const dataDir = path.join(dir, 'data')
   const name = `replica_${path.basename(dir).replace(/[^a-z0-9]/gi, '_').toLowerCase()}`
   await runAsServer(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'])
   // Every statement logged, so a test can see which reads reached it (statementsSeen); the
   // bench turns it off, as it costs the replica time.
-  const replica = cluster(dataDir, await freePort(new Set([primary.port])), logStatements ? ['-c log_statement=all'] : [])
+  const replica = cluster(dataDir, await freePort(new Set([primary.port])), [...(logStatements ? ['-c log_statement=all'] : []), ...settings.map((setting) => `-c ${setting}`)])
   // Named, so the primary's pg_stat_replication tells this replica apart.
   await runAsServer('sh', ['-c', `echo "primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'" >> ${dataDir}/postgresql.auto.conf`])
   await replica.start()
@@ -93,4 +94,23 @@ export async function caughtUp (primary: Cluster, replica: Cluster): Promise<voi
 export async function statementsSeen (replica: Cluster, fragment: string): Promise<number> {
   const log = await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')
   return log.split('\n').filter((line) => / LOG: {2}(execute|statement)/.test(line) && line.includes(fragment)).length
+}
+
+/**
+ * How many statements whose text contains `fragment` the replica canceled with 40001 for a
+ * conflict with recovery, from its log: the error line (its SQLSTATE there with
+ * `log_error_verbosity=verbose`), then the same process's STATEMENT line. Written as it
+ * happens, where pg_stat_database_conflicts counts a cancel when the backend next reports, up
+ * to 10 s later.
+ */
+export async function recoveryConflictsSeen (replica: Cluster, fragment: string): Promise<number> {
+  const lines = (await readFile(path.join(replica.dataDir, 'server.log'), 'utf8')).split('\n')
+  let seen = 0
+  lines.forEach((line, i) => {
+    const pid = / \[(\d+)\] ERROR: {2}40001: canceling statement due to conflict with recovery$/.exec(line)?.[1]
+    if (pid === undefined) return
+    const statement = lines.slice(i + 1).find((next) => next.includes(`[${pid}] STATEMENT:`))
+    if (statement?.includes(fragment) === true) seen++
+  })
+  return seen
 }

@@ -70,7 +70,7 @@ const together = async (requests: Array<() => Promise<LightMyRequestResponse>>):
 
 t.test('every flow through PgBouncer in transaction mode with unnamed statements', { skip: missing ?? false }, async (t) => {
   await createTables(db.pool, [userTable, tokenTable, sessionTable, film])
-  const bouncer = await startPgBouncer(t, { upstream: db.connectionString, poolSize: 2 })
+  const bouncer = await startPgBouncer(t, { upstream: db.directConnectionString, poolSize: 2 })
   const app = await pooledApp(t, bouncer.connectionString)
   const json = { 'content-type': 'application/json' }
 

@@ -24,7 +24,7 @@ t.test('the [databases] entry: testDatabase\'s search_path becomes a connect_que
 })
 
 t.test('through PgBouncer in transaction mode', { skip: missing ?? false }, async (t) => {
-  const bouncer = await startPgBouncer(t, { upstream: db.connectionString, poolSize: 1 })
+  const bouncer = await startPgBouncer(t, { upstream: db.directConnectionString, poolSize: 1 })
   await createTables(db.pool, [item])
   await db.pool.query("INSERT INTO pooled_item (label) VALUES ('a'), ('b')")
 
@@ -42,6 +42,29 @@ t.test('through PgBouncer in transaction mode', { skip: missing ?? false }, asyn
     t.teardown(async () => { await first.end(); await second.end() })
     await first.query({ name: 'q', text: 'SELECT 1' })
     await t.rejects(second.query({ name: 'q', text: 'SELECT 1' }), { code: '42P05', message: 'prepared statement "q" already exists' })
+  })
+
+  t.test('the pooled mode\'s check (TEST_POOLER): what a client leaves on a server connection is found, what a transaction keeps to itself is not', async (t) => {
+    const checked = await startPgBouncer(t, { upstream: db.directConnectionString, poolSize: 1, checkSessionState: true })
+    const client = new pg.Client(checked.connectionString)
+    await client.connect()
+    t.teardown(async () => await client.end())
+    await client.query('BEGIN')
+    await client.query("SELECT set_config('work_mem', '8MB', true), pg_advisory_xact_lock(5)")
+    await client.query({ name: 'inside', text: 'SELECT 1' })
+    await client.query('DEALLOCATE inside')
+    await client.query('COMMIT')
+    // PgBouncer checks a server connection after a transaction before it serves the next one:
+    // with one server connection, a statement answered means the check before it is recorded.
+    const checkedSoFar = async (): Promise<string[]> => {
+      await client.query('SELECT 1')
+      return await checked.sessionStateLeft()
+    }
+    t.strictSame(await checkedSoFar(), [], 'a transaction-scoped setting and lock, a statement deallocated, an unnamed one')
+    await client.query({ name: 'left', text: 'SELECT 1' })
+    await client.query("SELECT set_config('work_mem', '8MB', false), pg_advisory_lock(5)")
+    t.strictSame(await checkedSoFar(), ['SET work_mem, advisory lock 5, prepared statement left', 'prepared statement left'],
+      'a named statement, then a session setting and lock besides')
   })
 
   t.test('negative control: TableCRUD with named statements (the default) fails through it', async (t) => {

@@ -1,13 +1,14 @@
 import t, { type Test } from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
+import pg from 'pg'
 import { column, defineTable } from '../../lib/table/index.js'
 import { createTables } from '../../lib/db/index.js'
 import { tableCrud } from '../../plugins/crud/table-crud.js'
 import { health } from '../../plugins/health.js'
 import { LAG_SQL } from '../../plugins/replicas.js'
 import { tablecrudDatabase, type TablecrudDatabaseOptions } from '../../plugins/tablecrud-database.js'
-import { caughtUp, replicaMissing, startPrimary, startReplica, statementsSeen, type Cluster } from '../helpers/replica.js'
+import { caughtUp, recoveryConflictsSeen, replicaMissing, startPrimary, startReplica, statementsSeen, type Cluster } from '../helpers/replica.js'
 import { ask, waitFor } from '../helpers/servers.js'
 
 // SPEC §9.2 against a real streaming replica: a primary of our own (initdb) and a replica made
@@ -86,6 +87,52 @@ t.test('a streaming replica of our own primary', { skip: missing ?? false }, asy
       return await statementsSeen(replica, 'replicated_item') > before
     }, 10_000)
     t.pass('back on the replica')
+  })
+
+  t.test('a recovery conflict (40001) on the replica: that read is served by the primary, 200', async (t) => {
+    // A replica of its own that cancels a query in conflict with replay at once (the default
+    // delays replay up to 30 s first), and logs each error's SQLSTATE.
+    const strict = await startReplica(t, primary, { settings: ['max_standby_streaming_delay=0', 'log_error_verbosity=verbose'] })
+    // The app reads `gated_item`, a view whose rows say which server served them, through a
+    // gate: an advisory lock the test holds on the replica makes the app's read wait there, in
+    // flight, holding its lock on replicated_item, for as long as the test needs.
+    const gate = 2323
+    await ask(primary.url('test'), `CREATE FUNCTION conflict_gate () RETURNS boolean LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_advisory_xact_lock_shared(${gate}); RETURN true; END $$`)
+    await ask(primary.url('test'), `CREATE VIEW gated_item AS SELECT id, label,
+      CASE WHEN pg_is_in_recovery() THEN 'replica' ELSE 'primary' END AS served_by FROM replicated_item WHERE conflict_gate()`)
+    t.teardown(async () => { await ask(primary.url('test'), 'DROP VIEW gated_item; DROP FUNCTION conflict_gate ()') })
+    await caughtUp(primary, strict)
+    const gated = defineTable('gated_item', { label: column.varchar({ length: 40 }), served_by: column.text() })
+    const app = Fastify()
+    await app.register(fastifyPostgres, { connectionString: primary.url('test'), max: 4, connectionTimeoutMillis: 5000 })
+    await app.register(tablecrudDatabase, { replicas: [strict.url('test')] })
+    await app.register(tableCrud, { table: gated, prefix: '/gated' })
+    t.teardown(async () => await app.close())
+    const servedBy = (body: { rows: Array<{ served_by: string }> }): string[] => [...new Set(body.rows.map((row) => row.served_by))]
+    const expected = (await ask<{ label: string }>(primary.url('test'), 'SELECT label FROM replicated_item ORDER BY id')).map((row) => row.label)
+
+    const open = await app.inject('/gated/?__order=id')
+    t.strictSame([open.statusCode, servedBy(open.json())], [200, ['replica']], 'with the gate open the replica serves the list')
+
+    const holder = new pg.Client(strict.url('test'))
+    await holder.connect()
+    t.teardown(async () => await holder.end())
+    await holder.query('SELECT pg_advisory_lock($1)', [gate])
+    const before = await recoveryConflictsSeen(strict, 'FROM "gated_item"')
+    const answer = app.inject('/gated/?__order=id')
+    await waitFor('the app\'s read to wait at the gate on the replica', async () => (await ask(strict.url('test'),
+      "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory' AND query LIKE '%gated_item%'")).length > 0)
+    // Replaying this lock conflicts with the read's lock on the table: the replica cancels the read.
+    await ask(primary.url('test'), 'BEGIN; LOCK TABLE replicated_item IN ACCESS EXCLUSIVE MODE; COMMIT')
+    await waitFor('the replica to cancel the app\'s read with 40001', async () => await recoveryConflictsSeen(strict, 'FROM "gated_item"') > before)
+    await holder.query('SELECT pg_advisory_unlock($1)', [gate])
+    const served = await answer
+    t.equal(served.statusCode, 200, 'the request is answered')
+    t.strictSame(served.json().rows.map((row: { label: string, served_by: string }) => [row.label, row.served_by]),
+      expected.map((label) => [label, 'primary']), 'every row of it by the primary')
+    const after = await app.inject('/gated/?__order=id')
+    t.strictSame([after.statusCode, servedBy(after.json())], [200, ['replica']], 'the replica stays in rotation: the next read is its')
   })
 
   t.test('the replica stopped under load: no 5xx, no acknowledged write lost', async (t) => {

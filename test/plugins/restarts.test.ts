@@ -88,7 +88,7 @@ t.test('the primary restarted under load', { skip: replicaMissing() ?? false }, 
 t.test('PgBouncer restarted under load', { skip: pgbouncerMissing(DATABASE_URL) ?? false }, async (t) => {
   const db = await testDatabase(t)
   await createTables(db.pool, [item])
-  const bouncer = await startPgBouncer(t, { upstream: db.connectionString })
+  const bouncer = await startPgBouncer(t, { upstream: db.directConnectionString })
   const app = Fastify()
   await app.register(fastifyPostgres, { connectionString: bouncer.connectionString, max: 4, connectionTimeoutMillis: 2000 })
   await app.register(tablecrudDatabase, { preparedStatements: 'unnamed' })

@@ -10,6 +10,7 @@ import { claimsDatabase } from '../../../plugins/crud/claims.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { openApi } from '../../../plugins/openapi.js'
 import { appPool, DATABASE_URL, testDatabase } from '../../helpers/db.js'
+import { usePooler } from '../../helpers/app.js'
 import { pgbouncerMissing, startPgBouncer } from '../../helpers/pgbouncer.js'
 import { tablecrudDatabase } from '../../../plugins/tablecrud-database.js'
 
@@ -38,6 +39,7 @@ if (setUp !== null) {
 
   const app = Fastify()
   await app.register(fastifyPostgres, appPool(db))
+  await usePooler(app, db)
   await app.register(openApi, { info: { title: 'claims', version: '1.0.0' } })
   const claims = (request: { headers: Record<string, unknown> }): Record<string, unknown> => {
     if (request.headers['x-user'] === undefined) throw new HttpError(401, 'Who are you?')
@@ -89,7 +91,7 @@ if (setUp !== null) {
 
   t.test('through PgBouncer in transaction mode: concurrent users on shared server connections, nothing left on them', { skip: pgbouncerMissing(DATABASE_URL) ?? false }, async (t) => {
     await reset()
-    const bouncer = await startPgBouncer(t, { upstream: db.connectionString, poolSize: 2 })
+    const bouncer = await startPgBouncer(t, { upstream: db.directConnectionString, poolSize: 2 })
     const pooled = Fastify()
     await pooled.register(fastifyPostgres, { connectionString: bouncer.connectionString, max: 4 })
     await pooled.register(tablecrudDatabase, { preparedStatements: 'unnamed' })

@@ -10,6 +10,7 @@ import { beforeCommit, rowAnswer } from '../../../plugins/crud/before-commit.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { appPool, testDatabase } from '../../helpers/db.js'
+import { usePooler } from '../../helpers/app.js'
 
 // Issue 27 point 6: a write whose returned row cannot be answered (the column's type was changed
 // by hand) must not commit; the answer is the §1 shape, and the log names the column and `check`.
@@ -25,6 +26,7 @@ async function app (t: Test): Promise<{ app: ReturnType<typeof Fastify>, lines: 
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const server = Fastify({ logger: { level: 'error', stream } })
   await server.register(fastifyPostgres, appPool(db))
+  await usePooler(server, db)
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly: false })
   t.teardown(async () => await server.close())
   return { app: server, lines }

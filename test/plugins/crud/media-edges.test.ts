@@ -11,6 +11,7 @@ import { DEFAULT_CHARACTERS } from '../../../lib/media/names.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { appPool, testDatabase } from '../../helpers/db.js'
+import { usePooler } from '../../helpers/app.js'
 
 // Issue 27 point 7: the media routes' smaller defects.
 const db = await testDatabase(t)
@@ -26,6 +27,7 @@ async function tempDir (): Promise<string> {
 async function app (mediaPath: string, readOnly = false): Promise<FastifyInstance> {
   const server = Fastify()
   await server.register(fastifyPostgres, appPool(db))
+  await usePooler(server, db)
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly, mediaStorage: [localMediaStorage({ column: poster, mediaPath })] })
   t.teardown(async () => await server.close())
   return server

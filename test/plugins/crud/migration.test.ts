@@ -63,7 +63,11 @@ t.test('ALTER COLUMN ... TYPE varchar(200) under steady load: no 5xx, reads and 
   t.equal(rows[0].n, 200, 'the migration ran')
 })
 
-t.test('inside a transaction (a bulk delete with hooks): a 503 with Retry-After, nothing deleted, and the retry succeeds', async (t) => {
+// Through the pooled mode's PgBouncer the app sends unnamed statements, which PostgreSQL plans
+// afresh each time: no plan goes stale, and the DELETE below simply succeeds.
+const NAMED_ONLY = db.pooled ? 'a stale named statement inside a transaction: the pooled mode sends unnamed statements, which never go stale' : false
+
+t.test('inside a transaction (a bulk delete with hooks): a 503 with Retry-After, nothing deleted, and the retry succeeds', { skip: NAMED_ONLY }, async (t) => {
   const note = defineTable('mig_note', { name: column.varchar({ length: 20 }) })
   const seen: unknown[] = []
   const app = await buildApp(t, { ...db, max: 1 }, [note], async (app) => {

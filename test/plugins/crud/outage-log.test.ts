@@ -5,6 +5,7 @@ import { column, defineTable } from '../../../lib/table/index.js'
 import { createTables } from '../../../lib/db/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { testDatabase } from '../../helpers/db.js'
+import { usePooler } from '../../helpers/app.js'
 import { TcpProxy, through } from '../../helpers/proxy.js'
 
 /**
@@ -27,6 +28,7 @@ t.test('a 5 s outage under load: one warning, one recovery, no error and no stac
   const lines: Array<Record<string, any>> = []
   const app = Fastify({ logger: { level: 'warn', stream: { write: (line: string) => { lines.push(JSON.parse(line)) } } } })
   await app.register(fastifyPostgres, { connectionString: through(db.connectionString, port), max: db.max, connectionTimeoutMillis: 1000 })
+  await usePooler(app, db)
   await app.register(tableCrud, { table: gauge, prefix: '/gauges' })
   await app.ready()
   t.teardown(async () => { await app.close(); await proxy.close() })

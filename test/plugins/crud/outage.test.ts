@@ -7,6 +7,7 @@ import { createTables, dropTables } from '../../../lib/db/index.js'
 import { HttpError } from '../../../lib/errors.js'
 import { tableCrud, type TableCrudOptions } from '../../../plugins/crud/table-crud.js'
 import { testDatabase, type TestDatabase } from '../../helpers/db.js'
+import { usePooler } from '../../helpers/app.js'
 import { ALL_TABLES, errorOf, json, movie, rowsOf } from './write-fixtures.js'
 
 /**
@@ -95,6 +96,7 @@ async function proxiedApp (t: { teardown: (fn: () => unknown) => void }, databas
   url.port = String(port)
   const app = Fastify()
   await app.register(fastifyPostgres, { connectionString: url.toString(), max: database.max, connectionTimeoutMillis: 1000 })
+  await usePooler(app, database)
   await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, ...options })
   await app.register(tableCrud, { table: movie, prefix: '/slow-movies', readOnly: false, queryTimeout: 300 })
   await app.ready()
