@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify'
 import type {} from '@fastify/postgres'
 import type { PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg'
+import { SchemaDriftError } from '../lib/db/check.js'
 import { wireTypes } from '../lib/db/types.js'
 import { errorFacts, isStalePlan, optionError, setupError } from '../lib/errors.js'
 import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
@@ -323,7 +324,12 @@ function singleStatements (pool: PoolLike, configOf: ConfigOf, health: DatabaseH
     }
     client.release()
     health.answered()
-    return answer(result)
+    try {
+      return answer(result)
+    } catch (error) {
+      if (error instanceof SchemaDriftError) error.committed = true
+      throw error
+    }
   }
   return single
 }

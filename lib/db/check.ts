@@ -166,6 +166,9 @@ const CHECK_HINT = 'the table definitions and the database differ; run `npx fast
  * 500 and the log line of `schemaDriftHint`. `column` is null when no one column is to blame.
  */
 export class SchemaDriftError extends Error {
+  /** Set when the write ran alone, outside a transaction (the port's `single`): it was committed before its answer failed. */
+  committed = false
+
   constructor (readonly table: string, readonly column: string | null, readonly expected: string | null, cause: unknown) {
     super(`A returned row of ${table} does not fit its definition`, { cause })
     this.name = 'SchemaDriftError'
@@ -176,7 +179,7 @@ export class SchemaDriftError extends Error {
 function driftHint (error: SchemaDriftError): string {
   const what = error.column === null ? `A row of the table ${error.table}` : `The column ${error.column} of the table ${error.table}`
   const reason = error.cause instanceof Error ? error.cause.message : String(error.cause)
-  return `${what} holds a value its definition (${error.expected ?? 'the row schema'}) cannot answer (${reason}): the write was rolled back; ${CHECK_HINT}`
+  return `${what} holds a value its definition (${error.expected ?? 'the row schema'}) cannot answer (${reason}): ${error.committed ? 'the write was committed (it ran alone, outside a transaction)' : 'the write was rolled back'}; ${CHECK_HINT}`
 }
 
 /** Names of the table or column a 42P01 or 42703 message is about. */

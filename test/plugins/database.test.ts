@@ -6,6 +6,7 @@ import {
   type Database, type DatabaseOptions
 } from '../../plugins/database.js'
 import { appPool, testDatabase } from '../helpers/db.js'
+import { SchemaDriftError, schemaDriftHint } from '../../lib/db/check.js'
 import { tablecrudDatabase } from '../../plugins/tablecrud-database.js'
 
 const db = await testDatabase(t)
@@ -220,8 +221,11 @@ t.test('single: in a transaction until the connection has shown the result types
   // With the types trusted, only a value of those types can fail an answer (a NaN a trigger
   // writes in a real column): the statement alone has committed it (docs/performance.md).
   await t.rejects(helper.single(insert(8), copy, () => { throw new Error('cannot answer') }), { message: 'cannot answer' })
+  // ...and the log line says so, not that it was rolled back.
+  const drift = await helper.single(insert(9), copy, () => { throw new SchemaDriftError('single_probe', 'n', 'integer', new Error('NaN')) }).catch((error: unknown) => error)
+  t.match(schemaDriftHint(drift), /^The column n of the table single_probe holds a value its definition \(integer\) cannot answer \(NaN\): the write was committed \(it ran alone, outside a transaction\); /)
   const { rows } = await helper.run<{ n: number }>({ text: 'SELECT n FROM single_probe ORDER BY n', values: [] })
-  t.strictSame(rows.map((r) => r.n), [1, 2, 3, 4, 5, 6, 7, 8], 'each written once')
+  t.strictSame(rows.map((r) => r.n), [1, 2, 3, 4, 5, 6, 7, 8, 9], 'each written once')
 })
 
 t.test('single: a statement the result types of which a migration changed goes back to a transaction, on a fresh connection', async (t) => {
