@@ -217,7 +217,7 @@ function configs (options: DatabaseOptions, named: boolean): ConfigOf {
     let base = bases.get(statement.text)
     if (base === undefined) {
       base = { text: statement.text, types: wireTypes, ...timeout }
-      const name = statementName(statement.text)
+      const name = statement.plan === 'custom' ? undefined : statementName(statement.text)
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
       // and build their base each time. Behind a transaction-mode pooler the name is not sent.
       if (name !== undefined) bases.set(statement.text, named ? Object.assign(base, { name }) : base)

@@ -120,7 +120,7 @@ export function compileAggregate (ctx: QueryContext, query: AggregateQuery, with
     return { text: `SELECT ${outer.list}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }, ctx.scopes), offset, named: outer.named })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }, ctx.scopes), offset, named: outer.named, plan: 'custom' as const })
 }
 
 /** The number of groups an aggregate query has, for the total of an empty page. */
@@ -132,5 +132,5 @@ export function compileAggregateCount (ctx: QueryContext, query: AggregateQuery)
     const having = where(params, rows, query.having, (input) => input.having)
     return { text: `SELECT count(*) AS count FROM (${inner}) AS t0${having}`, shape: NO_SHAPE, params }
   })
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: 0, offset: 0 }, ctx.scopes) })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: 0, offset: 0 }, ctx.scopes), plan: 'custom' as const })
 }

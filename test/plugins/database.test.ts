@@ -121,6 +121,10 @@ t.test('run: a named prepared statement, wire type parsers, and the connection k
   const prepared = await helper.run<{ name: string }>({ text: 'SELECT name FROM pg_prepared_statements WHERE statement = $1', values: [statement.text] })
   t.equal(prepared.rows.length, 1, 'prepared on the connection')
   t.match(prepared.rows[0]!.name, /^tablecrud_\d+$/)
+  const custom = { text: 'SELECT $1::int AS custom_plan', values: [8], plan: 'custom' as const }
+  t.strictSame((await helper.run(custom)).rows, [{ custom_plan: 8 }])
+  const unnamed = await helper.run<{ name: string }>({ text: 'SELECT name FROM pg_prepared_statements WHERE statement = $1', values: [custom.text] })
+  t.strictSame(unnamed.rows, [], "plan 'custom': sent unnamed, planned for its values each time")
   await t.rejects(helper.run({ text: 'SELECT 1 / $1::int AS x', values: [0] }), { code: '22012' })
   t.equal((await helper.run<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid', values: [] })).rows[0]!.pid, pid, 'the same connection serves on')
   t.equal(app.pg.pool.totalCount, 1)

@@ -62,6 +62,8 @@ t.test('one statement: grouped rows in a subquery, having over their aliases, va
   const count = compileAggregateCount(ctx, query)
   t.match(count.text, /^SELECT count\(\*\) AS count FROM \(SELECT .* GROUP BY .*\) AS t0 WHERE \(t0\."a1" > \$2\)$/)
   t.strictSame(count.values, ['%x%', '10.5'])
+  t.equal(statement.plan, 'custom', 'a grouping is planned for its page each time (a generic plan is blind to LIMIT)')
+  t.equal(count.plan, 'custom')
   t.equal(compileAggregate(ctx, parseAggregateQuery(ctx, {}), false).text, 'SELECT t0."a0" AS "count" FROM (SELECT count(*) AS "a0" FROM "qa_thing" AS t0) AS t0 LIMIT $1 OFFSET $2')
   t.equal(statement.named, true)
 })
