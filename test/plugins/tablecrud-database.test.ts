@@ -71,7 +71,7 @@ t.test("'named' (the default) prepares each statement on the connection; 'unname
 
 /** A pool of one connection that records the transaction statements sent on it (BEGIN, COMMIT, ROLLBACK). */
 function recordingPool (t: Test): { pool: pg.Pool, sent: string[] } {
-  const pool = new pg.Pool({ connectionString: db.connectionString, max: 1 })
+  const pool = new pg.Pool(appPool(db, 1))
   t.teardown(async () => await pool.end())
   const sent: string[] = []
   const wrapped = new WeakSet<object>()
@@ -151,10 +151,11 @@ t.test('a replica that answers an error (here: a server without the table) leave
   url.searchParams.set('options', `-c search_path=${empty}`)
   await createTables(db.pool, [thing])
   await db.pool.query("INSERT INTO replica_thing (label) VALUES ('a'), ('b')")
-  for (const replicas of [[url.toString()], [db.connectionString]]) {
+  for (const replica of [url.toString(), db.connectionString]) {
     const app = Fastify()
     await app.register(fastifyPostgres, appPool(db, 2))
-    await app.register(tablecrudDatabase, { replicas })
+    // The replica's pool lets its idle connection go as the app's does (the embedded server serves one at a time).
+    await app.register(tablecrudDatabase, { replicas: [{ ...appPool(db), connectionString: replica }] })
     await app.register(tableCrud, { table: thing, prefix: '/things' })
     t.teardown(async () => await app.close())
     const list = await app.inject('/things/?__order=id')
