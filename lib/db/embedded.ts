@@ -152,8 +152,8 @@ export async function startEmbeddedPostgres (options: EmbeddedOptions = {}): Pro
   // Optional peer dependencies: only the embedded path needs them.
   const { PGlite } = await import('@electric-sql/pglite')
   const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket')
-  const cacheDir = options.cacheDir ?? defaultCacheDir()
-  const initialData = options.initialData ?? (options.dataDir === undefined && cacheDir !== false ? await newDatabaseImage(cacheDir) : undefined)
+  // The cache only for a new database in memory: with `dataDir` or `initialData` it is not looked up.
+  const initialData = options.initialData ?? (options.dataDir === undefined && options.cacheDir !== false ? await newDatabaseImage(options.cacheDir ?? defaultCacheDir()) : undefined)
   const db = await PGlite.create({ dataDir: options.dataDir, loadDataDir: initialData })
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: options.port ?? 0 })
   const initialSearchPath = (await db.query<{ search_path: string }>('SHOW search_path')).rows[0]!.search_path

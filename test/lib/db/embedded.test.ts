@@ -204,6 +204,12 @@ const pgliteVersion = async (): Promise<string> =>
 t.test('the cache of the new-database image', async (t) => {
   t.equal(defaultCacheDir(), join(process.cwd(), 'node_modules', '.cache', 'fastify-tablecrud'), 'by default beside PGlite, in node_modules/.cache')
 
+  t.test('by default: the image in node_modules/.cache, made or read there', async (t) => {
+    const server = await startEmbeddedPostgres()
+    t.teardown(() => server.stop())
+    t.ok((await readdir(defaultCacheDir())).includes(`pglite-${await pgliteVersion()}.tar`))
+  })
+
   t.test('a first start makes it, and saves it for the next', async (t) => {
     const cacheDir = join(await mkdtemp(join(tmpdir(), 'tablecrud-cache-')), 'new', 'folder')
     t.teardown(() => rm(join(cacheDir, '..', '..'), { recursive: true, force: true }))
