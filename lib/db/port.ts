@@ -51,7 +51,9 @@ export interface Database extends Runner {
    * this named prepared statement before and got result columns of the type OIDs `types`,
    * PostgreSQL returns those types again or refuses to run it (0A000) before writing anything.
    * Otherwise (`types` null, unnamed statements, another connection, another type) it runs in a
-   * transaction, which teaches the connection the statement's types.
+   * transaction, which teaches the connection the statement's types. A connection trusts the
+   * very `types` array it was shown (lib/db/types.ts `resultTypes` keeps one per table): another
+   * array, even of the same OIDs, is met as new, and runs in a transaction.
    */
   single: <T, R extends Row = Row>(statement: Statement, types: readonly number[] | null, answer: (result: Result<R>) => T) => Promise<T>
   /**
