@@ -1,6 +1,7 @@
 import { Type, type TObject, type TProperties, type TSchema } from '@sinclair/typebox'
 import { typeOf } from '../lib/table/column-types.js'
 import { allTables, type Table, type TableColumn } from '../lib/table/table.js'
+import { perTable } from '../lib/table/per-table.js'
 import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
@@ -103,7 +104,7 @@ export interface ListQueryOptions {
   pageSize?: number
 }
 
-const listSchemas = new WeakMap<Table, Map<string, TObject>>()
+const listSchemas = perTable<string, TObject>()
 
 /**
  * The query string of GET `/`, `/count/` and DELETE `/` (SPEC §2.3): filters and control parameters.
@@ -115,11 +116,7 @@ const listSchemas = new WeakMap<Table, Map<string, TObject>>()
  */
 export function listQuerySchema (table: Table, options: ListQueryOptions): TObject {
   const key = `${allTables().length} ${options.excludeSecrets} ${options.maxJoins} ${options.maxPageSize} ${options.maxEmbedRows} ${options.pageSize}`
-  let byOptions = listSchemas.get(table)
-  if (byOptions === undefined) listSchemas.set(table, byOptions = new Map())
-  let schema = byOptions.get(key)
-  if (schema === undefined) byOptions.set(key, schema = buildListQuerySchema(table, options))
-  return schema
+  return listSchemas(table, key, () => buildListQuerySchema(table, options))
 }
 
 function buildListQuerySchema (table: Table, options: ListQueryOptions): TObject {

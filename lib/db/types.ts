@@ -2,6 +2,7 @@ import pg from 'pg'
 import { COLUMN_TYPES } from '../table/column-types.js'
 import { visibleColumns, type Table } from '../table/table.js'
 import { sqlType } from './ddl.js'
+import { perTable } from '../table/per-table.js'
 
 type Parser = (text: string) => unknown
 
@@ -51,7 +52,7 @@ const OIDS: Readonly<Record<string, readonly [number, number]>> = {
   jsonb: [3802, 3807]
 }
 
-const resultTypesOf = new WeakMap<Table, Map<boolean, readonly number[] | null>>()
+const resultTypesOf = perTable<boolean, readonly number[] | null>()
 
 /**
  * The type OIDs of the columns a write returns (`returningList`: the visible columns, in order)
@@ -60,18 +61,13 @@ const resultTypesOf = new WeakMap<Table, Map<boolean, readonly number[] | null>>
  * `single`): a column whose type was changed by hand has another OID.
  */
 export function resultTypes (table: Table, excludeSecrets: boolean): readonly number[] | null {
-  let byExclusion = resultTypesOf.get(table)
-  if (byExclusion === undefined) resultTypesOf.set(table, byExclusion = new Map())
-  let types = byExclusion.get(excludeSecrets)
-  if (types === undefined) {
+  return resultTypesOf(table, excludeSecrets, () => {
     const oids = visibleColumns(table, excludeSecrets).map((column) => {
       const sql = sqlType(table, column)
       const array = sql.endsWith('[]')
       return OIDS[sql.replace(/\[\]$/, '').replace(/\(.*\)$/, '')]?.[array ? 1 : 0]
     })
     /* c8 ignore next: every column type's SQL type is in OIDS; a type added without its OID is written in a transaction, never wrongly trusted */
-    types = oids.every((oid) => oid !== undefined) ? oids as number[] : null
-    byExclusion.set(excludeSecrets, types)
-  }
-  return types
+    return oids.every((oid) => oid !== undefined) ? oids as number[] : null
+  })
 }

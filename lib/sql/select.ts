@@ -12,6 +12,7 @@ import { ScopedRows } from './scope.js'
 import { filtersKey, likeEscape, where, whereOf } from './where.js'
 import { searchText } from '../query/search.js'
 import { RANK } from '../table/search.js'
+import { perTable } from '../table/per-table.js'
 
 export { Joins, readableSql } from './joins.js'
 
@@ -250,18 +251,14 @@ export function compileIds (ctx: QueryContext, query: IdsQuery): Statement {
   return Object.freeze({ text, values: values.list })
 }
 
-const returningLists = new WeakMap<Table, Map<boolean, string>>()
+const returningLists = perTable<boolean, string>()
 
 /**
  * The columns a write returns: the row as GET `/:id/` gives it without fields asked for. Kept
  * per table: a POST profile spent 7 µs a request writing it anew.
  */
 export function returningList (table: Table, excludeSecrets: boolean): string {
-  let lists = returningLists.get(table)
-  if (lists === undefined) returningLists.set(table, lists = new Map())
-  let list = lists.get(excludeSecrets)
-  if (list === undefined) lists.set(excludeSecrets, list = visibleColumns(table, excludeSecrets).map((c) => quoteIdent(c.name)).join(', '))
-  return list
+  return returningLists(table, excludeSecrets, () => visibleColumns(table, excludeSecrets).map((c) => quoteIdent(c.name)).join(', '))
 }
 
 /** The value of a shape's i-th column in a row from pg, an embed's in wire form. */
