@@ -22,12 +22,17 @@ const seed = [
   readFileSync(fileURLToPath(import.meta.url), 'utf8')
 ].join('\0')
 
-/** NodeNext imports name the output (`./table.js`): where only the TypeScript is there, load it. */
+/**
+ * NodeNext imports name the output (`./table.js`): where only the TypeScript is there, load it. A
+ * JavaScript file that is there wins, as with ts-node (test/plugins/openapi-clients.test.ts
+ * transpiles generated clients beside their sources).
+ */
 export async function resolve (specifier, context, nextResolve) {
   if (specifier.endsWith('.js') && (specifier.startsWith('.') || specifier.startsWith('file:')) &&
       context.parentURL?.startsWith('file:')) {
-    const url = new URL(specifier.slice(0, -3) + '.ts', context.parentURL)
-    if (existsSync(url)) return { url: url.href, format: 'module', shortCircuit: true }
+    const url = new URL(specifier, context.parentURL)
+    const typescript = new URL(specifier.slice(0, -3) + '.ts', context.parentURL)
+    if (!existsSync(url) && existsSync(typescript)) return { url: typescript.href, format: 'module', shortCircuit: true }
   }
   return nextResolve(specifier, context)
 }
