@@ -218,5 +218,5 @@ export function convertRows<T> (rows: readonly Row[], convert: (row: Row) => T):
 export async function insertRows<T> (c: CrudContext, ctx: QueryContext, rows: readonly Values[], answer: (created: Row[]) => T): Promise<T> {
   const { table, options: { excludeSecrets } } = c
   return await writeRows(c, ctx, rows, sameColumns(rows) ? [rows] : [],
-    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets), answer)
+    (run) => compileInsertRows(table, run, excludeSecrets), (row) => compileInsert(table, row, excludeSecrets), answer, resultTypes(table, excludeSecrets))
 }
