@@ -39,12 +39,14 @@ function split (row: Row): { row: Row, inserted: boolean } {
 /** Upserts one row: resolves to the row as GET `/:id/` serves it, and whether it was inserted. */
 export async function upsertOne (c: CrudContext, ctx: QueryContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
   const { table, options: { excludeSecrets } } = c
-  const statement = compileInsert(table, one.values, excludeSecrets, { ...upsertTail(target, one.update), scoped: ctx })
+  const scoped = isScoped(ctx)
+  // Unscoped, the tail has no scope to add to its ON CONFLICT: the cached tail as it is.
+  const statement = compileInsert(table, one.values, excludeSecrets, scoped ? { ...upsertTail(target, one.update), scoped: ctx } : upsertTail(target, one.update))
   const answered = (row: Row): { row: Row, inserted: boolean, text: string } => {
     const written = split(row)
     return { ...written, text: answer(written.row) }
   }
-  if (isScoped(ctx)) return await beforeCommit(c.db, async (tx) => answered((await checkWritten(ctx, tx, 1, (await tx.run(statement)).rows))[0]!))
+  if (scoped) return await beforeCommit(c.db, async (tx) => answered((await checkWritten(ctx, tx, 1, (await tx.run(statement)).rows))[0]!))
   // Unscoped, the statement always returns its row, and nothing is checked after it: one round
   // trip, as POST of one row (create.ts insertOne), where BEGIN and COMMIT made three.
   return await retriedWhenStale(async () => await c.db.single(statement, resultTypes(table, excludeSecrets, true), (result) => answered(result.rows[0]!)))
