@@ -65,13 +65,20 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
   const names = columns.map((c) => quoteIdent(c.name))
   // A JSONB value is already JSON text (its `write`): it goes in as it is, not as a string.
   const members = columns.map((c) => [JSON.stringify(c.name) + ':', c.type === 'jsonb'] as const)
-  const json = rows.map((row) => '{' + columns.map((c, i) => {
-    const value = row.get(c)
-    const [name, raw] = members[i]!
-    return name + (raw && value !== null ? value as string : JSON.stringify(value))
-  }).join(',') + '}')
+  // One string grown in place: an array of each row's members joined, then of the rows, was
+  // most of the statement's cost for 100 rows.
+  let json = '['
+  for (const [r, row] of rows.entries()) {
+    json += r === 0 ? '{' : ',{'
+    for (const [i, c] of columns.entries()) {
+      const value = row.get(c)
+      const [name, raw] = members[i]!
+      json += (i === 0 ? name : ',' + name) + (raw && value !== null ? value as string : JSON.stringify(value))
+    }
+    json += '}'
+  }
   const values = new Values(tail.scoped?.scopes)
-  const rowsParam = values.add(`[${json.join(',')}]`)
+  const rowsParam = values.add(json + ']')
   return Object.freeze({
     text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, ${rowsParam}::jsonb) AS x${onConflict(t, tail, values)} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
     values: values.list

@@ -76,10 +76,11 @@ export async function upsertRows<T> (c: CrudContext, ctx: QueryContext, target: 
  */
 function runsOf (rows: readonly UpsertRow[]): UpsertRow[][] {
   const runs: UpsertRow[][] = []
-  const key = (row: UpsertRow): string => row.update.map((col) => col.name).join(',')
+  // The same columns in the same order (updateColumns lists them in the table's order).
+  const same = (a: readonly TableColumn[], b: readonly TableColumn[]): boolean => a.length === b.length && a.every((col, i) => col === b[i])
   for (const row of rows) {
     const last = runs.at(-1)
-    if (last !== undefined && key(last[0]!) === key(row)) last.push(row)
+    if (last !== undefined && same(last[0]!.update, row.update)) last.push(row)
     else runs.push([row])
   }
   return runs
