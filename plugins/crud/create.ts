@@ -59,6 +59,19 @@ function writing (c: CrudContext, values: BodyValues): ToWrite {
   }
 }
 
+/** What a POST writes of each element of an array, in order; an element's error says its index. */
+async function writingAll (toWrite: ToWrite, request: FastifyRequest, body: readonly Row[], checked: readonly Checked[], target?: readonly TableColumn[]): Promise<UpsertRow[]> {
+  const rows: UpsertRow[] = []
+  for (const [index, one] of body.entries()) {
+    try {
+      rows.push(await toWrite(request, one, checked[index]!, target))
+    } catch (error) {
+      throw atIndex(error, index)
+    }
+  }
+  return rows
+}
+
 export function postRoute (c: CrudContext, values: BodyValues): void {
   const { fastify, table } = c
   const pk = table.primaryKey
@@ -95,14 +108,7 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
       if (Array.isArray(body)) {
         const checked = convertRows(body, check)
         await c.validate('postSingle', request)
-        const rows: UpsertRow[] = []
-        for (const [index, one] of body.entries()) {
-          try {
-            rows.push(await toWrite(request, one, checked[index]!, target))
-          } catch (error) {
-            throw atIndex(error, index)
-          }
-        }
+        const rows = await writingAll(toWrite, request, body, checked, target)
         const ctx = await c.scoped(request)
         if (target !== undefined) return send(reply, await upsertRows(c, ctx, target, rows, answers.rows), 200)
         return send(reply, await insertRows(c, ctx, rows.map((r) => r.values), answers.rows))
