@@ -94,7 +94,8 @@ function refuseRepeats (target: readonly TableColumn[], rows: readonly UpsertRow
     const values = target.map((col) => row.values.get(col))
     // NULL is distinct from NULL in a unique constraint (and a key left out is the database's to make): no conflict.
     if (values.some((v) => v === undefined || v === null)) return
-    const key = JSON.stringify(values)
+    // One text value (a code, a slug: the usual target) is its own key, apart from the JSON of any other.
+    const key = values.length === 1 && typeof values[0] === 'string' ? `s${values[0]}` : `j${JSON.stringify(values)}`
     const first = seen.get(key)
     if (first === undefined) seen.set(key, index)
     else failures.push({ index, field: target.map((col) => col.name).join(','), message: `repeats the __on_conflict value of element ${first}` })
