@@ -26,8 +26,14 @@ export interface UpsertRow {
  * and the primary key left out. The defaults of the columns left out are for a new row only.
  */
 export function updateColumns (table: Table, target: readonly TableColumn[], body: Row, filled: Row, written: Row): TableColumn[] {
-  return table.columns.filter((c) => !c.primaryKey && !target.includes(c) && Object.hasOwn(written, c.name) &&
-    (Object.hasOwn(body, c.name) || !Object.is(filled[c.name], written[c.name])))
+  // A loop, not a filter's closure: this runs for each row of an array (a microsecond a row in a profile).
+  const update: TableColumn[] = []
+  for (const c of table.columns) {
+    if (c.primaryKey || target.includes(c)) continue
+    const name = c.name
+    if (Object.hasOwn(written, name) && (Object.hasOwn(body, name) || !Object.is(filled[name], written[name]))) update.push(c)
+  }
+  return update
 }
 
 /** The row as served, and whether it was inserted: told by the statement itself (lib/sql/upsert.ts). */
