@@ -52,22 +52,25 @@ const OIDS: Readonly<Record<string, readonly [number, number]>> = {
   jsonb: [3802, 3807]
 }
 
-const resultTypesOf = perTable<boolean, readonly number[] | null>()
+const resultTypesOf = perTable<string, readonly number[] | null>()
 
 /**
  * The type OIDs of the columns a write returns (`returningList`: the visible columns, in order)
  * when the database matches the definition; null when a type has no known OID. What a write
  * compares its result's columns with before it trusts a prepared statement (plugins/database.ts
- * `single`): a column whose type was changed by hand has another OID.
+ * `single`): a column whose type was changed by hand has another OID. An upsert's (`upsert`)
+ * returns one more, a boolean: whether it inserted (lib/sql/upsert.ts). One array per table and
+ * kind, as `single` trusts the very array it was shown.
  */
-export function resultTypes (table: Table, excludeSecrets: boolean): readonly number[] | null {
-  return resultTypesOf(table, excludeSecrets, () => {
+export function resultTypes (table: Table, excludeSecrets: boolean, upsert = false): readonly number[] | null {
+  return resultTypesOf(table, `${excludeSecrets} ${upsert}`, () => {
     const oids = visibleColumns(table, excludeSecrets).map((column) => {
       const sql = sqlType(table, column)
       const array = sql.endsWith('[]')
       return OIDS[sql.replace(/\[\]$/, '').replace(/\(.*\)$/, '')]?.[array ? 1 : 0]
     })
     /* c8 ignore next: every column type's SQL type is in OIDS; a type added without its OID is written in a transaction, never wrongly trusted */
-    return oids.every((oid) => oid !== undefined) ? oids as number[] : null
+    if (!oids.every((oid) => oid !== undefined)) return null
+    return upsert ? [...oids as number[], OIDS.boolean![0]] : oids as number[]
   })
 }

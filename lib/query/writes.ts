@@ -2,6 +2,7 @@ import { TABLECRUD_ERR_QS_INVALID_CONFLICT, TABLECRUD_ERR_QS_INVALID_MAX_AFFECTE
 import { typeOf } from '../table/column-types.js'
 import { visibleColumns, type Table, type TableColumn } from '../table/table.js'
 import { parseInteger } from '../values/index.js'
+import { perTable } from '../table/per-table.js'
 import { parseFilterQuery, type Filter, type QueryContext, type RawQuery } from './parse.js'
 
 /** The query parameters of the writes of many rows (SPEC §8.5): `__on_conflict` and `__max_affected`. */
@@ -14,15 +15,23 @@ import { parseFilterQuery, type Filter, type QueryContext, type RawQuery } from 
  */
 export function conflictTargets (table: Table, excludeSecrets: boolean): ReadonlyArray<readonly TableColumn[]> {
   // A Serial key is the database's to assign (SPEC §2.5): a new row never conflicts on it.
-  return visibleColumns(table, excludeSecrets).filter((c) => c.primaryKey ? !typeOf(c).key!.assigned : c.unique).map((c) => [c])
+  return targetsOf(table, excludeSecrets, () => Object.freeze(visibleColumns(table, excludeSecrets)
+    .filter((c) => c.primaryKey ? !typeOf(c).key!.assigned : c.unique).map((c) => Object.freeze([c]))))
 }
+
+const targetsOf = perTable<boolean, ReadonlyArray<readonly TableColumn[]>>()
+const spellingsOf = perTable<boolean, ReadonlyMap<string, readonly TableColumn[]>>()
 
 /**
  * `__on_conflict=<column>[,<column>...]`: the columns of one constraint of `conflictTargets`,
- * in any order, or a 400 naming the parameter, what was given and what is accepted.
+ * in any order, or a 400 naming the parameter, what was given and what is accepted. A target
+ * spelt as `conflictTargets` lists it (what upserts send) is found by one lookup: each upsert
+ * parses it.
  */
 export function parseOnConflict (table: Table, excludeSecrets: boolean, value: string | string[]): readonly TableColumn[] {
   const targets = conflictTargets(table, excludeSecrets)
+  const exact = typeof value === 'string' ? spellingsOf(table, excludeSecrets, () => new Map(targets.map((t) => [t.map((c) => c.name).join(','), t]))).get(value) : undefined
+  if (exact !== undefined) return exact
   const refuse = (given: string): never => {
     throw new TABLECRUD_ERR_QS_INVALID_CONFLICT(table.name, targets.length === 0 ? 'none' : targets.map((t) => t.map((c) => c.name).join(',')).join('; '), JSON.stringify(given))
   }

@@ -15,9 +15,25 @@ export const INSERTED = '__inserted'
  */
 export function upsertTail (target: readonly TableColumn[], update: readonly TableColumn[]): InsertTail {
   if (target.length === 0) throw new Error('upsertTail: a conflict target needs a column')
+  let byUpdate = tails.get(target)
+  if (byUpdate === undefined) tails.set(target, byUpdate = new Map())
+  // NUL is in no PostgreSQL name: the key of one list of columns is no other's.
+  const key = update.map((c) => c.name).join('\0')
+  const known = byUpdate.get(key)
+  if (known !== undefined) return known
   const sets = (update.length === 0 ? target.slice(0, 1) : update).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
-  return Object.freeze({
+  const tail = Object.freeze({
     onConflict: ` ON CONFLICT (${target.map((c) => quoteIdent(c.name)).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
     returning: `, (xmax = 0) AS ${quoteIdent(INSERTED)}`
   })
+  if (byUpdate.size < MAX_TAILS) byUpdate.set(key, tail)
+  return tail
 }
+
+/**
+ * The tails written, by target (conflictTargets keeps one array each) and the columns updated:
+ * each upsert of a shape seen before reuses its text. The columns a body sends choose them, so
+ * a target keeps at most this many; past it, a tail is written each time.
+ */
+const tails = new WeakMap<readonly TableColumn[], Map<string, InsertTail>>()
+export const MAX_TAILS = 256

@@ -63,19 +63,32 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
   if (!sameColumns(rows)) throw new Error('compileInsertRows: rows must give the same columns, at least one')
   const columns = [...rows[0]!.keys()]
   const names = columns.map((c) => quoteIdent(c.name))
-  // A JSONB value is already JSON text (its `write`): it goes in as it is, not as a string.
-  const members = columns.map((c) => [JSON.stringify(c.name) + ':', c.type === 'jsonb'] as const)
-  const json = rows.map((row) => '{' + columns.map((c, i) => {
-    const value = row.get(c)
-    const [name, raw] = members[i]!
-    return name + (raw && value !== null ? value as string : JSON.stringify(value))
-  }).join(',') + '}')
+  // One JSON.stringify of plain objects, in the columns' order, is V8's fast path: a call per
+  // value, or strings joined, were most of the statement's cost for 100 rows. A JSONB value is
+  // already JSON text (its `write`), which goes in as it is, not as a string.
+  const json = columns.some((c) => c.type === 'jsonb')
+    ? withJsonText(columns, rows)
+    : JSON.stringify(rows.map((row) => {
+      const member: Record<string, unknown> = {}
+      for (const c of columns) member[c.name] = row.get(c)
+      return member
+    }))
   const values = new Values(tail.scoped?.scopes)
-  const rowsParam = values.add(`[${json.join(',')}]`)
+  const rowsParam = values.add(json)
   return Object.freeze({
     text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, ${rowsParam}::jsonb) AS x${onConflict(t, tail, values)} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
     values: values.list
   })
+}
+
+/** The rows as a JSON array, the text of each JSONB value written in as it is. */
+function withJsonText (columns: readonly TableColumn[], rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>): string {
+  const members = columns.map((c) => [JSON.stringify(c.name) + ':', c.type === 'jsonb'] as const)
+  return '[' + rows.map((row) => '{' + columns.map((c, i) => {
+    const value = row.get(c)
+    const [name, raw] = members[i]!
+    return name + (raw && value !== null ? value as string : JSON.stringify(value))
+  }).join(',') + '}').join(',') + ']'
 }
 
 /** Whether rows give the same columns, at least one: what `compileInsertRows` takes. */

@@ -102,30 +102,36 @@ export function parseTimestamp (text: string): string | undefined {
   const m = TIMESTAMP_IN.exec(text)
   if (m === null) return undefined
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone] = m
-  const fields = [Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)] as const
+  const year = Number(y)
+  // Dates roll 31 February over into March: a calendar check refuses it.
+  if (!inCalendar(year, Number(mo), Number(d), Number(h), Number(mi), Number(s))) return undefined
+  // In UTC already, the text is the answer (PostgreSQL has no year 0): no Date to build and
+  // read back, which was half of a POST's value conversion in its profile.
+  if (zone === undefined || zone === 'Z') return year === 0 ? undefined : `${y}-${mo}-${d} ${h}:${mi}:${s}.${frac.padEnd(6, '0')}`
+  const sign = zone[0] === '-' ? -1 : 1
+  const digits = zone.slice(1).replace(':', '')
+  const minutes = Number(digits.slice(2) || 0)
+  const offset = Number(digits.slice(0, 2)) * 60 + minutes
+  if (offset >= 24 * 60 || minutes > 59) return undefined
   // Not Date.UTC, which reads years 0 to 99 as 1900 to 1999.
   const date = new Date(0)
-  date.setUTCFullYear(fields[0], fields[1], fields[2])
-  date.setUTCHours(fields[3], fields[4], fields[5])
-  const ms = date.getTime()
-  // Dates roll 31 February over into March: a calendar check refuses it.
-  if (date.getUTCFullYear() !== fields[0] || date.getUTCMonth() !== fields[1] || date.getUTCDate() !== fields[2] ||
-      date.getUTCHours() !== fields[3] || date.getUTCMinutes() !== fields[4] || date.getUTCSeconds() !== fields[5]) {
-    return undefined
-  }
-  let utc = date
-  if (zone !== undefined && zone !== 'Z') {
-    const sign = zone[0] === '-' ? -1 : 1
-    const digits = zone.slice(1).replace(':', '')
-    const minutes = Number(digits.slice(2) || 0)
-    const offset = Number(digits.slice(0, 2)) * 60 + minutes
-    if (offset >= 24 * 60 || minutes > 59) return undefined
-    utc = new Date(ms - sign * offset * 60000)
-  }
-  const iso = utc.toISOString()
+  date.setUTCFullYear(year, Number(mo) - 1, Number(d))
+  date.setUTCHours(Number(h), Number(mi), Number(s))
+  const iso = new Date(date.getTime() - sign * offset * 60000).toISOString()
   // PostgreSQL has no year 0, and a zone offset can push 9999-12-31 out of the four-digit form.
   if (!/^\d{4}-/.test(iso) || iso.startsWith('0000')) return undefined
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}.${frac.padEnd(6, '0')}`
+}
+
+/**
+ * Whether the fields name a moment of the proleptic Gregorian calendar, as a JS Date reads it
+ * (year 0 included, as a zone offset may move it into year 1): no 31 February, no hour 24, no
+ * leap second.
+ */
+function inCalendar (year: number, month: number, day: number, hour: number, minute: number, second: number): boolean {
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+  const days = month === 2 ? (leap ? 29 : 28) : month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31
+  return month >= 1 && month <= 12 && day >= 1 && day <= days && hour <= 23 && minute <= 59 && second <= 59
 }
 
 const WIRE_TIMESTAMP = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(\.\d{1,6})?$/

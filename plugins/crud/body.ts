@@ -9,8 +9,13 @@ import type { Row } from './options.js'
 
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */
 export interface BodyValues {
-  /** Body values as the database takes them; each failing field named in one 400. */
-  readonly toRow: (values: Row) => Map<TableColumn, unknown>
+  /**
+   * Body values as the database takes them; each failing field named in one 400. With
+   * `checked` (see `prepare`), a scalar value still the body's is not converted again.
+   */
+  readonly toRow: (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }) => Map<TableColumn, unknown>
+  /** Whether `prepare` does more than `toRow`: it hashes the password of the built-in user table. */
+  readonly hashes: boolean
   /** The row a POST or PUT writes: the body, and the default of every column left out (SPEC §6.15). */
   readonly fullRow: (body: Row, key: unknown) => Row
   /**
@@ -25,10 +30,12 @@ export function bodyValues (table: Table): BodyValues {
   const columns = new Map(table.columns.map((c) => [c.name, c]))
   const toRow = (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }): Map<TableColumn, unknown> => {
     const out = new Map<TableColumn, unknown>()
-    const failures: FieldError[] = []
-    for (const [name, value] of Object.entries(values)) {
+    let failures: FieldError[] | null = null
+    for (const name in values) {
       const column = columns.get(name)
-      if (column === undefined) continue
+      // A body is a plain object (JSON, or a hook's); an inherited key is no value of it.
+      if (column === undefined || !Object.hasOwn(values, name)) continue
+      const value = values[name]
       // The same scalar as in the body checked before the hooks converts the same way: a POST
       // profile spent a fifth of its own time converting each value twice. Objects and arrays
       // are converted again, as a hook may have changed them in place.
@@ -39,14 +46,15 @@ export function bodyValues (table: Table): BodyValues {
       try {
         out.set(column, toDatabase(column, value))
       } catch (error) {
-        failures.push({ field: name, message: (error as Error).message })
+        (failures ??= []).push({ field: name, message: (error as Error).message })
       }
     }
-    if (failures.length > 0) throw bodyInvalid(failures)
+    if (failures !== null) throw bodyInvalid(failures)
     return out
   }
   return {
     toRow,
+    hashes: table === userTable,
     fullRow: (body, key) => fullRow(table, body, key),
     async prepare (values, checked) {
       if (table === userTable && typeof values.password === 'string') {

@@ -1,8 +1,8 @@
 import { bodyInvalid, bodyOf, fromDatabaseError, TABLECRUD_ERR_BODY_INVALID, withBody, type FieldError } from '../../lib/errors.js'
 import type { Statement } from '../../lib/table/statement.js'
 import type { QueryContext } from '../../lib/query/parse.js'
-import { beforeCommit } from './before-commit.js'
-import { checkWritten } from './scope.js'
+import { beforeCommit, retriedWhenStale } from './before-commit.js'
+import { checkWritten, isScoped } from './scope.js'
 import type { CrudContext } from './context.js'
 import type { Row } from './options.js'
 
@@ -24,16 +24,20 @@ export function atIndex (error: unknown, index: number): Error {
 /**
  * Writes rows, all or none, and resolves to `answer` of what each statement returned, in
  * order, computed before COMMIT (beforeCommit: a row the answer cannot carry is not
- * committed): each of `runs` (consecutive rows) in one statement by `many`. When the database
+ * committed): each of `runs` (consecutive rows) in one statement by `many`, whose result
+ * columns have the type OIDs `types` (lib/db/types.ts `resultTypes`). When the database
  * refuses a statement with a client error (a constraint, a value out of range), nothing was
  * written, and the rows are written again one by one (`one`) in a transaction, only to learn
  * which one is refused: the first to fail answers, with its index, and the transaction rolls
  * back. With no runs, rows go that second way directly.
  */
-export async function writeRows<R, T> (c: CrudContext, ctx: QueryContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement, answer: (written: Row[]) => T): Promise<T> {
+export async function writeRows<R, T> (c: CrudContext, ctx: QueryContext, rows: readonly R[], runs: ReadonlyArray<readonly R[]>, many: (run: readonly R[]) => Statement, one: (row: R) => Statement, answer: (written: Row[]) => T, types: readonly number[] | null): Promise<T> {
   const { db } = c
   if (runs.length > 0) {
     try {
+      // One statement and nothing to check after it: without BEGIN and COMMIT, once the
+      // connection has shown its result types (the port's `single`, as POST of one row).
+      if (runs.length === 1 && !isScoped(ctx)) return await retriedWhenStale(async () => await db.single(many(runs[0]!), types, (result) => answer(result.rows)))
       return await beforeCommit(db, async (tx) => {
         const written: Row[] = []
         for (const run of runs) written.push(...(await tx.run(many(run))).rows)

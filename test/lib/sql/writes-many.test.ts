@@ -2,7 +2,7 @@ import t from 'tap'
 import { parseFilterQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import { conflictTargets, parseBulkQuery, parseOnConflict } from '../../../lib/query/writes.js'
 import { compileBulkUpdate } from '../../../lib/sql/bulk.js'
-import { upsertTail } from '../../../lib/sql/upsert.js'
+import { MAX_TAILS, upsertTail } from '../../../lib/sql/upsert.js'
 import { compileInsert, compileInsertRows } from '../../../lib/sql/write.js'
 import { column, defineTable, type TableColumn } from '../../../lib/table/index.js'
 
@@ -19,11 +19,20 @@ const ctx = queryContext(album, { pageSize: 15, maxPageSize: 100, maxJoins: 0, e
 const col = (name: string): TableColumn => album.columnMap.get(name)!
 const raw = (query: Record<string, string | string[]>): RawQuery => Object.assign(Object.create(null), query) as RawQuery
 
+const tailTarget = [col('title')]
+
 t.test('upsertTail: ON CONFLICT DO UPDATE of the given columns, the target set to itself when none; the inserted flag', async (t) => {
   const tail = upsertTail([col('title')], [col('year')])
   t.strictSame({ ...tail }, { onConflict: ' ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year"', returning: ', (xmax = 0) AS "__inserted"' })
   t.equal(upsertTail([col('title')], []).onConflict, ' ON CONFLICT ("title") DO UPDATE SET "title" = EXCLUDED."title"')
   t.throws(() => upsertTail([], [col('year')]), /a conflict target needs a column/)
+  t.equal(upsertTail(tailTarget, [col('year')]), upsertTail(tailTarget, [col('year')]), 'a shape seen before: the same tail')
+  // Past MAX_TAILS shapes of one target, a tail is written each time, alike.
+  const other = [col('title')]
+  for (let i = 0; i < MAX_TAILS; i++) upsertTail(other, [{ ...col('year'), name: `c${i}` }])
+  const late = upsertTail(other, [col('year')])
+  t.not(late, upsertTail(other, [col('year')]))
+  t.strictSame({ ...late }, { ...tail })
   const one = compileInsert(album, new Map<TableColumn, unknown>([[col('title'), 'A'], [col('year'), 1]]), true, tail)
   t.strictSame({ text: one.text, values: [...one.values] }, {
     text: 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"',
@@ -51,6 +60,8 @@ t.test('conflictTargets and parseOnConflict: the key unless Serial, unique colum
   t.strictSame(conflictTargets(album, false).map((c) => c.map((x) => x.name)), [['title'], ['code']])
   t.strictSame(conflictTargets(label, true).map((c) => c.map((x) => x.name)), [['slug']])
   t.equal(parseOnConflict(album, false, 'code')[0], col('code'))
+  t.equal(parseOnConflict(album, false, ' code'), parseOnConflict(album, false, 'code'), 'spelt otherwise: the same target')
+  t.equal(conflictTargets(album, true), conflictTargets(album, true), 'one list per table')
   t.throws(() => parseOnConflict(album, true, 'code'), { code: 'TABLECRUD_ERR_QS_INVALID_CONFLICT', message: '__on_conflict must name the primary key or a unique column of album (title), not "code".' })
   t.throws(() => parseOnConflict(album, true, ['title', 'title']), { message: /not "title&title"/ })
 })

@@ -292,15 +292,15 @@ t.test('insertRows: an error that is not the client\'s (a 503) is thrown as it c
   const down = new Error('Connection terminated unexpectedly')
   const unique = Object.assign(new Error('duplicate key value violates unique constraint "movie_name_key"'), { code: '23505', severity: 'ERROR' })
   const fail = (error: Error) => async (): Promise<never> => { throw error }
-  // Both ways run in a transaction (the answer is written before COMMIT): the first one's statement fails with `first`, the second's with `second`.
-  const fake = (first: () => Promise<never>, second: () => Promise<never>): CrudContext => {
-    const runs = [first, second]
-    return {
-      table: movie,
-      options: { excludeSecrets: true },
-      db: { transaction: async (work: (tx: unknown) => Promise<unknown>) => await work({ run: runs.shift() }) }
-    } as unknown as CrudContext
-  }
+  // The one statement runs alone (the port's single), the rows one by one in a transaction: the first fails with `first`, the second's with `second`.
+  const fake = (first: () => Promise<never>, second: () => Promise<never>): CrudContext => ({
+    table: movie,
+    options: { excludeSecrets: true },
+    db: {
+      single: async () => await first(),
+      transaction: async (work: (tx: unknown) => Promise<unknown>) => await work({ run: second })
+    }
+  }) as unknown as CrudContext
   const rows = [new Map([[movie.columnMap.get('name')!, 'A']])]
   const answer = (created: unknown[]): unknown[] => created
   t.equal(await insertRows(fake(fail(down), fail(unique)), unscopedContext, rows, answer).catch((e: unknown) => e), down, 'the one statement')

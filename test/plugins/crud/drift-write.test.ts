@@ -20,6 +20,11 @@ const film = defineTable('drift_write_film', {
   name: column.varchar({ length: 100 }),
   rating: column.real({ null: true })
 })
+const code = defineTable('drift_write_code', {
+  code: column.varchar({ length: 10, primaryKey: true }),
+  name: column.varchar({ length: 100 }),
+  rating: column.real({ null: true })
+})
 
 async function app (t: Test): Promise<{ app: ReturnType<typeof Fastify>, lines: Array<Record<string, any>> }> {
   const lines: Array<Record<string, any>> = []
@@ -28,6 +33,7 @@ async function app (t: Test): Promise<{ app: ReturnType<typeof Fastify>, lines: 
   await server.register(fastifyPostgres, appPool(db))
   await usePooler(server, db)
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly: false })
+  await server.register(tableCrud, { table: code, prefix: '/codes', readOnly: false })
   t.teardown(async () => await server.close())
   return { app: server, lines }
 }
@@ -35,18 +41,20 @@ async function app (t: Test): Promise<{ app: ReturnType<typeof Fastify>, lines: 
 const count = async (): Promise<number> => Number((await db.pool.query('SELECT count(*) AS n FROM drift_write_film')).rows[0].n)
 
 t.before(async () => {
-  await createTables(db.pool, [film])
+  await createTables(db.pool, [film, code])
   await db.pool.query("INSERT INTO drift_write_film (name, rating) VALUES ('kept', 1)")
+  await db.pool.query("INSERT INTO drift_write_code (code, name, rating) VALUES ('k', 'kept', 1)")
   // '5' is a valid interval (5 seconds): the write succeeds, its row cannot be answered as a number.
-  await db.pool.query('ALTER TABLE drift_write_film ALTER COLUMN rating TYPE interval USING NULL')
+  for (const name of ['drift_write_film', 'drift_write_code']) await db.pool.query(`ALTER TABLE ${name} ALTER COLUMN rating TYPE interval USING NULL`)
 })
 
-const expectDrift = (t: Test, response: { statusCode: number, json: () => any, headers: Record<string, unknown> }, lines: Array<Record<string, any>>): void => {
+const expectDrift = (t: Test, response: { statusCode: number, json: () => any, headers: Record<string, unknown> }, lines: Array<Record<string, any>>, table = 'drift_write_film'): void => {
   t.equal(response.statusCode, 500)
   t.same(response.json(), { statusCode: 500, code: 'TABLECRUD_ERR_INTERNAL', error: 'Internal Server Error', message: 'Internal Server Error' })
   t.match(response.headers['content-type'], /^application\/json/)
   t.equal(lines.length, 1)
-  t.match(lines[0]!.msg, /^The column rating of the table drift_write_film holds a value its definition \(real\) cannot answer .*: the write was rolled back; the table definitions and the database differ; run `npx fastify-tablecrud check <module>`/)
+  t.match(lines[0]!.msg, new RegExp(`^The column rating of the table ${table} holds`))
+  t.match(lines[0]!.msg, /holds a value its definition \(real\) cannot answer .*: the write was rolled back; the table definitions and the database differ; run `npx fastify-tablecrud check <module>`/)
 }
 
 t.test('POST of one row: an error in the §1 shape, nothing committed', async (t) => {
@@ -68,6 +76,18 @@ t.test('POST of an array: none committed', async (t) => {
   const response = await server.inject({ method: 'POST', url: '/films/', payload: [{ name: 'a', rating: null }, { name: 'b', rating: 5 }] })
   expectDrift(t, response, lines)
   t.equal(await count(), before, 'no row committed')
+})
+
+t.test('upsert (__on_conflict) of one row and of an array: nothing committed, inserted or updated', async (t) => {
+  const { app: server, lines } = await app(t)
+  const codes = async (): Promise<unknown[]> => (await db.pool.query('SELECT code, name FROM drift_write_code ORDER BY code')).rows
+  const before = await codes()
+  const one = await server.inject({ method: 'POST', url: '/codes/?__on_conflict=code', payload: { code: 'k', name: 'changed', rating: 5 } })
+  expectDrift(t, one, lines, 'drift_write_code')
+  lines.length = 0
+  const many = await server.inject({ method: 'POST', url: '/codes/?__on_conflict=code', payload: [{ code: 'k', name: 'changed', rating: null }, { code: 'n', name: 'new', rating: 5 }] })
+  expectDrift(t, many, lines, 'drift_write_code')
+  t.strictSame(await codes(), before, 'the existing row unchanged, none inserted')
 })
 
 t.test('POST of an array whose rows differ in columns (one by one in a transaction): none committed', async (t) => {

@@ -129,6 +129,15 @@ t.test('two spellings of one key in an array ({"a":1,"b":2} and {"b":2,"a":1}): 
   t.equal(await countOf(app, price), 4)
 })
 
+t.test('an integer target repeated in an array: refused as a text one is', async (t) => {
+  const seat = defineTable('seat', { number: column.integer({ unique: true }), label: column.varchar({ length: 10 }) })
+  const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: seat, prefix: '/seats', readOnly: false }) }, [seat])
+  const repeat = await upsert(app, [{ number: 1, label: 'a' }, { number: 2, label: 'b' }, { number: 1, label: 'c' }], '__on_conflict=number', '/seats')
+  t.match(json(repeat), { statusCode: 400, errors: [{ index: 2, field: 'number', message: 'repeats the __on_conflict value of element 0' }] })
+  const fine = await upsert(app, [{ number: 1, label: 'a' }, { number: 2, label: 'b' }], '__on_conflict=number', '/seats')
+  t.equal(fine.statusCode, 200, fine.body)
+})
+
 const ONE_SESSION = db.embedded ? 'the embedded server is one session: requests cannot race' : false
 
 t.test('20 clients upserting one key at once: one row, one 201, nineteen 200s, no 5xx', { skip: ONE_SESSION }, async (t) => {
