@@ -248,9 +248,11 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   inUse.add(pool)
   const health = databaseHealth(fastify)
   const configOf = configs(options, named)
-  // On the primary by default; a replica's answers say nothing of the primary's health.
+  // On the primary by default; a replica's answers say nothing of the primary's health. Every
+  // read comes here: `work` and `runOn` return their promises as they are, and the connection
+  // is taken without checkout's own layer, a promise less each (issue 31, docs/performance.md).
   const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>, on = pool): Promise<T> => {
-    const client = await checkout(on)
+    const client = listen(await on.connect())
     try {
       const { result, stale } = await work(client)
       client.release(stale)
@@ -261,21 +263,8 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       throw error
     }
   }
-  // Every read and most writes come here: written out rather than through onConnection's
-  // closure, a promise layer less per statement (docs/performance.md, issue 31).
-  const runOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> => {
-    const config = configOf(statement)
-    const client = listen(await on.connect())
-    try {
-      const { result, stale } = await queryFresh<R>(client, config)
-      client.release(stale)
-      if (on === pool) health.answered()
-      return result
-    } catch (error) {
-      client.release(answeredByDatabase(error) ? undefined : error as Error)
-      throw error
-    }
-  }
+  const runOn = <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
+    onConnection((client) => queryFresh<R>(client, configOf(statement)), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
     await openCursor<R>(await checkout(on), statement, configOf, prelude)
   const transaction: Transact = async (work, client) =>
