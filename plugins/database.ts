@@ -248,9 +248,11 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   inUse.add(pool)
   const health = databaseHealth(fastify)
   const configOf = configs(options, named)
-  // On the primary by default; a replica's answers say nothing of the primary's health.
+  // On the primary by default; a replica's answers say nothing of the primary's health. Every
+  // read comes here: `work` and `runOn` return their promises as they are, and the connection
+  // is taken without checkout's own layer, a promise less each (issue 31, docs/performance.md).
   const onConnection = async <T>(work: (client: PoolClient) => Promise<{ result: T, stale: boolean }>, on = pool): Promise<T> => {
-    const client = await checkout(on)
+    const client = listen(await on.connect())
     try {
       const { result, stale } = await work(client)
       client.release(stale)
@@ -261,8 +263,8 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       throw error
     }
   }
-  const runOn = async <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
-    await onConnection(async (client) => await queryFresh<R>(client, configOf(statement)), on)
+  const runOn = <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
+    onConnection((client) => queryFresh<R>(client, configOf(statement)), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
     await openCursor<R>(await checkout(on), statement, configOf, prelude)
   const transaction: Transact = async (work, client) =>
@@ -272,9 +274,10 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     })
   const single = singleStatements(pool, configOf, health, transaction)
   return {
-    run: async (statement, intent) => replicas === null || intent !== 'read'
-      ? await runOn(statement, pool)
-      : await replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
+    // Not async: the primary's promise is returned as it is, without a layer of its own.
+    run: (statement, intent) => replicas === null || intent !== 'read'
+      ? runOn(statement, pool)
+      : replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
     query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
     cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
@@ -428,7 +431,11 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
  * and removed at every checkout, it cost each statement an `on`, an `off` and a wrapped release.
  */
 async function checkout (pool: PoolLike): Promise<PoolClient> {
-  const connection = await pool.connect()
+  return listen(await pool.connect())
+}
+
+/** `connection`, with checkout's 'error' listener added the first time it is seen. */
+function listen (connection: PoolClient): PoolClient {
   if (!listening.has(connection)) {
     listening.add(connection)
     connection.on('error', ignore)
@@ -458,12 +465,23 @@ export function answeredByDatabase (error: unknown): boolean {
  */
 export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig): Promise<{ result: QueryResult<R>, stale: boolean }> {
   try {
-    return { result: await client.query<R>(config), stale: false }
+    return { result: await clientQuery<R>(client, config), stale: false }
   } catch (error) {
     if (config.name === undefined || !isStalePlan(error)) throw error
     // The same config without its name; the rest may sit on its prototype (configOf), which a
     // spread would not copy.
     const unnamed = Object.create(config, { name: { value: undefined, enumerable: true } }) as QueryConfig
-    return { result: await client.query<R>(unnamed), stale: true }
+    return { result: await clientQuery<R>(client, unnamed), stale: true }
   }
+}
+
+/**
+ * `client.query(config)` as one promise: pg's promise form makes two (its own and a `.catch`
+ * that rewrites the error's stack), a cost every statement paid in the profiles of issue 31.
+ */
+function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig): Promise<QueryResult<R>> {
+  return new Promise((resolve, reject) => {
+    // pg's type says an Error always; it calls back with null on success.
+    client.query<R>(config, (error: Error | null, result) => { if (error === null) resolve(result); else reject(error) })
+  })
 }

@@ -31,14 +31,17 @@ export interface CrudContext {
    * throws, so every route compiles with `scoped(request)`'s.
    */
   readonly query: QueryContext
-  /** What the SQL compilers get: the context under the request's row scopes (SPEC §8.6); a route asks once per request. */
-  readonly scoped: (request: FastifyRequest) => Promise<QueryContext>
+  /**
+   * What the SQL compilers get: the context under the request's row scopes (SPEC §8.6); a route
+   * asks once per request. Without a scoped table, the one context itself, not a promise of it.
+   */
+  readonly scoped: (request: FastifyRequest) => QueryContext | Promise<QueryContext>
   readonly db: Database
   /** The one Ajv bodies are checked by (compilers.ts). */
   readonly ajv: Ajv
   readonly hooks: { readonly preSave: HooksOf<'preSave'>, readonly prePatch: HooksOf<'prePatch'>, readonly preDelete: HooksOf<'preDelete'> }
-  /** Runs the validators of an operation, then `every`. */
-  readonly validate: (operation: Operation, request: FastifyRequest) => Promise<void>
+  /** Runs the validators of an operation, then `every`; undefined, not a promise, where there are none. */
+  readonly validate: (operation: Operation, request: FastifyRequest) => Promise<void> | undefined
   /** The response schema of a row. */
   readonly schemas: { readonly row: ReturnType<typeof rowSchema> }
   /**
@@ -136,9 +139,7 @@ function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyR
     parseScope(table, await guarded(async () => await scope(request), (error) => error as Error))
   // Without a scoped table, every request's context is the same one: built once, not per request.
   const unscoped = withScopes(query, NO_SCOPES)
-  return async (request) => {
-    const scoped = tables()
-    if (scoped.length === 0) return unscoped
+  const scopedBy = async (scoped: readonly Table[], request: FastifyRequest): Promise<QueryContext> => {
     const byTable = new Map<Table, Filter[]>()
     for (const table of scoped) {
       const own = table.scope === null ? [] : await call(table.scope, table, request)
@@ -146,6 +147,11 @@ function scopedContexts (query: QueryContext, mountScope: ScopeFunction<FastifyR
       byTable.set(table, [...own, ...mount])
     }
     return withScopes(query, scopesOf(byTable))
+  }
+  // Not async: an unscoped request (most) gets its context without a promise made and awaited.
+  return (request) => {
+    const scoped = tables()
+    return scoped.length === 0 ? unscoped : scopedBy(scoped, request)
   }
 }
 
@@ -156,11 +162,12 @@ function validatorsOf (crud: Crud, options: CheckedOptions): CrudContext['valida
   const extraContext = validators.extraContext ?? {}
   // Each operation's own validators, then `every` (SPEC §2.9), listed once here rather than per request.
   const lists = new Map(OPERATIONS.map((op) => [op, [...(op === 'every' ? [] : validators[op] ?? []), ...(validators.every ?? [])]]))
-  return async (operation, request) => {
+  // Not async: an operation without validators (most) costs no promise.
+  return (operation, request) => {
     const list = lists.get(operation)!
-    if (list.length === 0) return
+    if (list.length === 0) return undefined
     // One shape of request.query for every operation (issue 27): the query string as sent.
-    await withValidatorQuery(request, async () => {
+    return withValidatorQuery(request, async () => {
       for (const validator of list) await guarded(async () => await validator(crud, request as ValidatorRequest, extraContext), () => new TABLECRUD_ERR_VALIDATION())
     })
   }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { TABLECRUD_ERR_ROW_NOT_FOUND } from '../../lib/errors.js'
 import { sealCursor, type CursorValues } from '../../lib/query/cursor.js'
-import { parseId, parseListQuery, parseSingleQuery, type ListQuery, type QueryContext, type SingleQuery } from '../../lib/query/parse.js'
+import { listBinding, parseId, parseListQuery, parseSingleQuery, type ListQuery, type QueryContext, type SingleQuery } from '../../lib/query/parse.js'
 import { compileKeyset, compileList, compileSingle, shapeRow, sortKeyAlias, TOTAL, type ListStatement } from '../../lib/sql/select.js'
 import { aRow, idParamsSchema, pageQuerySchema, singleQuerySchema } from '../../schemas/query.js'
 import { described, ETagHeader, EXPORT_DESCRIPTION, listOrExportResponse, NotModifiedResponse, withHeaders } from '../../schemas/responses.js'
@@ -96,7 +96,7 @@ async function keysetPage (c: CrudContext, ctx: QueryContext, serialiseShape: Re
   if (more) {
     const last = page[page.length - 1]!
     const values = Array.from({ length: statement.keys }, (_, i) => last[sortKeyAlias(i)] as string | null)
-    next = sealCursor(c.query.cursorKey, query.binding, values)
+    next = sealCursor(c.query.cursorKey, listBinding(c.query, query), values)
     const url = new URL(request.url, `${request.protocol}://${request.host}`)
     url.searchParams.set('__cursor', next)
     reply.header('link', `<${url.href}>; rel="next"`)

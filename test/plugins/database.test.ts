@@ -143,6 +143,9 @@ t.test('query: pg\'s query(text, values), unnamed, with pg\'s type parsers and t
   const { rows } = await helper.query("SELECT $1::text AS s, timestamp '2020-01-02 03:04:05' AS at", ['x'])
   t.equal(rows[0].s, 'x')
   t.ok(rows[0].at instanceof Date, 'pg\'s own parser, as fastify.pg.query gives')
+  const pid = (await helper.query('SELECT pg_backend_pid() AS pid')).rows[0].pid
+  await t.rejects(helper.query('SELECT 1 / $1::int AS x', [0]), { code: '22012' })
+  t.equal((await helper.query('SELECT pg_backend_pid() AS pid')).rows[0].pid, pid, 'an error the database answered keeps the connection')
 })
 
 t.test('query timeout: a statement past it rejects and the connection is dropped', { skip: db.embedded ? 'the embedded server cannot be interrupted while it sleeps' : false }, async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap'
 import { bodyOf } from '../../../lib/errors.js'
 import { OPERATOR_NAMES as OPERATORS, MATCH_TYPES } from '../../../lib/query/fields.js'
 import {
-  parseFilterQuery, parseId, parseIdsQuery, parseListQuery, parseSingleQuery, queryContext,
+  listBinding, parseFilterQuery, parseId, parseIdsQuery, parseListQuery, parseSingleQuery, queryContext,
   type Filter, type ListQuery, type RawQuery
 } from '../../../lib/query/parse.js'
 import { column, defineTable, type Table } from '../../../lib/table/index.js'
@@ -128,9 +128,9 @@ t.test('the context: filterable columns and field options, secrets left out', as
 
 t.test('the defaults of GET /', async (t) => {
   const parsed = parseListQuery(ctx, raw({}))
-  const { binding, cursor, format, ...q } = parsed
+  const { cursor, format, ...q } = parsed
   // The members of SPEC §7.1 and §7.5: no cursor, no format, bound to table, order and no filter.
-  t.strictSame({ binding, cursor, format }, { binding: 'pq_movie\0-id\0[]', cursor: null, format: null })
+  t.strictSame({ binding: listBinding(ctx, parsed), cursor, format }, { binding: 'pq_movie\0-id\0[]', cursor: null, format: null })
   t.strictSame(
     { ...q, order: orderOf(parsed) },
     { filters: [], order: [['id', true]], fields: null, readable: false, page: 1, pageSize: 15, rangeHeader: false, rangeHeaderName: 'pq_movie', embeds: new Map() }

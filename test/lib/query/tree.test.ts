@@ -1,5 +1,5 @@
 import t from 'tap'
-import { parseFilterQuery, parseListQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
+import { listBinding, parseFilterQuery, parseListQuery, queryContext, type RawQuery } from '../../../lib/query/parse.js'
 import { filtersKey, type Filter } from '../../../lib/query/filter.js'
 import { whereClause } from '../../../lib/sql/where.js'
 import { film, person } from '../../fixtures/relational.js'
@@ -39,7 +39,7 @@ t.test('the text depends on the shape only; cursors bind the values', async (t) 
   t.not(key({ __or: '(year.e.1,title.e.a)' }), key({ __and: '(year.e.1,title.e.a)' }))
   t.not(key({ __or: '(year.e.1,title.e.a)' }), key({ __or: '(year.e.1,not.title.e.a)' }))
   t.not(key({ __or: '(year.e.1,title.e.a)' }), key({ __or: '(year.e.1,or(title.e.a))' }))
-  const binding = (text: string): string => parseListQuery(ctx, raw({ __or: text })).binding
+  const binding = (text: string): string => listBinding(ctx, parseListQuery(ctx, raw({ __or: text })))
   t.not(binding('(year.e.1)'), binding('(year.e.2)'))
 })
 
