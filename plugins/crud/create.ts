@@ -19,12 +19,11 @@ import type { BodyValues } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
-import { beforeCommit, retriedWhenStale, rowAnswer, type RowAnswer } from './before-commit.js'
+import { rowAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
-import { checkWritten, isScoped } from './scope.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
-import { atIndex, writeRows } from './write-rows.js'
+import { atIndex, writeRows, writeStatement } from './write-rows.js'
 
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
 
@@ -173,10 +172,7 @@ function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: RowAnsw
  */
 async function insertOne (c: CrudContext, ctx: QueryContext, values: Values, answer: RowAnswer): Promise<{ row: Row, text: string }> {
   const statement = compileInsert(c.table, values, c.options.excludeSecrets)
-  const written = (row: Row): { row: Row, text: string } => ({ row, text: answer(row) })
-  if (isScoped(ctx)) return await beforeCommit(c.db, async (tx) => written((await checkWritten(ctx, tx, 1, (await tx.run(statement)).rows))[0]!))
-  const types = resultTypes(c.table, c.options.excludeSecrets)
-  return await retriedWhenStale(async () => await c.db.single(statement, types, (result) => written(result.rows[0]!)))
+  return await writeStatement(c, ctx, statement, resultTypes(c.table, c.options.excludeSecrets), 1, ([row]) => ({ row: row!, text: answer(row!) }))
 }
 
 /** A 201 (or `status`) of POST `/`, its body already written. */

@@ -1,13 +1,13 @@
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
 import { compileInsert, compileInsertRows, type InsertTail } from '../../lib/sql/write.js'
 import type { QueryContext } from '../../lib/query/parse.js'
-import { checkWritten, isScoped } from './scope.js'
+import { isScoped } from './scope.js'
 import { resultTypes } from '../../lib/db/types.js'
 import { INSERTED, upsertTail } from '../../lib/sql/upsert.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
 import type { CrudContext } from './context.js'
-import { beforeCommit, retriedWhenStale, type RowAnswer } from './before-commit.js'
-import { writeRows } from './write-rows.js'
+import type { RowAnswer } from './before-commit.js'
+import { writeRows, writeStatement } from './write-rows.js'
 import type { Row } from './options.js'
 
 /** Upsert (SPEC §8.5): POST `/` with `__on_conflict`, of one row or of an array of rows. */
@@ -48,14 +48,10 @@ export async function upsertOne (c: CrudContext, ctx: QueryContext, target: read
   const scoped = isScoped(ctx)
   // Unscoped, the tail has no scope to add to its ON CONFLICT: the cached tail as it is.
   const statement = compileInsert(table, one.values, excludeSecrets, scoped ? { ...upsertTail(target, one.update), scoped: ctx } : upsertTail(target, one.update))
-  const answered = (row: Row): { row: Row, inserted: boolean, text: string } => {
-    const written = split(row)
+  return await writeStatement(c, ctx, statement, resultTypes(table, excludeSecrets, true), 1, ([row]) => {
+    const written = split(row!)
     return { ...written, text: answer(written.row) }
-  }
-  if (scoped) return await beforeCommit(c.db, async (tx) => answered((await checkWritten(ctx, tx, 1, (await tx.run(statement)).rows))[0]!))
-  // Unscoped, the statement always returns its row, and nothing is checked after it: one round
-  // trip, as POST of one row (create.ts insertOne), where BEGIN and COMMIT made three.
-  return await retriedWhenStale(async () => await c.db.single(statement, resultTypes(table, excludeSecrets, true), (result) => answered(result.rows[0]!)))
+  })
 }
 
 /**

@@ -22,6 +22,17 @@ export function atIndex (error: unknown, index: number): Error {
 }
 
 /**
+ * One write statement and its answer, computed before the write counts as done: under a row
+ * scope in a transaction, the `count` rows as written checked in it (SPEC §8.6); without one, in
+ * one statement once the connection has shown the result types `types` (lib/db/types.ts
+ * `resultTypes`; the port's `single`), where BEGIN and COMMIT made three round trips.
+ */
+export async function writeStatement<T> (c: CrudContext, ctx: QueryContext, statement: Statement, types: readonly number[] | null, count: number, answer: (written: Row[]) => T): Promise<T> {
+  if (isScoped(ctx)) return await beforeCommit(c.db, async (tx) => answer(await checkWritten(ctx, tx, count, (await tx.run(statement)).rows)))
+  return await retriedWhenStale(async () => await c.db.single(statement, types, (result) => answer(result.rows)))
+}
+
+/**
  * Writes rows, all or none, and resolves to `answer` of what each statement returned, in
  * order, computed before COMMIT (beforeCommit: a row the answer cannot carry is not
  * committed): each of `runs` (consecutive rows) in one statement by `many`, whose result
@@ -37,7 +48,7 @@ export async function writeRows<R, T> (c: CrudContext, ctx: QueryContext, rows: 
     try {
       // One statement and nothing to check after it: without BEGIN and COMMIT, once the
       // connection has shown its result types (the port's `single`, as POST of one row).
-      if (runs.length === 1 && !isScoped(ctx)) return await retriedWhenStale(async () => await db.single(many(runs[0]!), types, (result) => answer(result.rows)))
+      if (runs.length === 1) return await writeStatement(c, ctx, many(runs[0]!), types, rows.length, answer)
       return await beforeCommit(db, async (tx) => {
         const written: Row[] = []
         for (const run of runs) written.push(...(await tx.run(many(run))).rows)
