@@ -78,7 +78,10 @@ const post = async (url: string, payload: string, headers: Record<string, string
 
 t.test('a JSON login answers 200 {"message": "logged in"}, sets the cookie and last_login, stores only the hash', async (t) => {
   const before = (await sessionsOf(bob.id)).length
+  const utcNow = "SELECT (clock_timestamp() AT TIME ZONE 'utc')::text AS at"
+  const sent = (await app.pg.query(utcNow)).rows[0].at
   const res = await post('/login', JSON.stringify({ username: 'bob', password: 'bob-password' }))
+  const answered = (await app.pg.query(utcNow)).rows[0].at
   t.equal(res.statusCode, 200)
   t.same(res.json(), { message: 'logged in' })
   t.equal(res.headers['cache-control'], 'no-store')
@@ -94,7 +97,9 @@ t.test('a JSON login answers 200 {"message": "logged in"}, sets the cookie and l
   t.equal(raw.rows[0].n, 0, 'the raw token is in no column')
   const times = await app.pg.query(
     `SELECT extract(epoch FROM expiry_date - created_at) AS expiry, extract(epoch FROM max_expiry_date - created_at) AS max,
-       abs(extract(epoch FROM created_at - (now() AT TIME ZONE 'utc'))) < 5 AS utc FROM auth_session WHERE id = $1`, [row.id])
+       created_at BETWEEN $2::timestamp - interval '1 second' AND $3::timestamp AS utc FROM auth_session WHERE id = $1`, [row.id, sent, answered])
+  // created_at is UTC: between the server's UTC clock before the request and after it (a busy
+  // machine can take seconds in between, so no fixed bound).
   t.same([Number(times.rows[0].expiry), Number(times.rows[0].max), times.rows[0].utc], [3600, 604800, true])
   const user = await app.pg.query('SELECT last_login FROM auth_user WHERE id = $1', [bob.id])
   t.not(user.rows[0].last_login, null)
