@@ -30,8 +30,33 @@ function cluster (dataDir: string, port: number, extra: readonly string[] = []):
     port,
     dataDir,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    start: async () => { await runAsServer(bin('pg_ctl'), ['-D', dataDir, '-l', path.join(dataDir, 'server.log'), '-w', '-t', '60', '-o', settings.join(' '), 'start']) },
+    start: async () => {
+      const log = path.join(dataDir, 'server.log')
+      await runAsServer(bin('pg_ctl'), ['-D', dataDir, '-l', log, '-w', '-t', '60', '-o', settings.join(' '), 'start']).catch(async (error: Error) => {
+        // pg_ctl only says to look at the log: the reason is there.
+        const said = await readFile(log, 'utf8').catch(() => '')
+        throw new Error(`${error.message}\n${log}:\n${said.trim().split('\n').slice(-10).join('\n')}`)
+      })
+    },
     stop: async (mode = 'fast') => { await runAsServer(bin('pg_ctl'), ['-D', dataDir, '-m', mode, '-w', '-t', '60', 'stop']) }
+  }
+}
+
+/**
+ * `server(port)` started on a free port of this branch's range. Another process (the other test
+ * job) can bind the port between freePort's probe and PostgreSQL's bind: then another port.
+ */
+async function startOnFreePort (server: (port: number) => Cluster, avoid: ReadonlySet<number> = new Set()): Promise<Cluster> {
+  const tried = new Set(avoid)
+  for (;;) {
+    const started = server(await freePort(tried))
+    try {
+      await started.start()
+      return started
+    } catch (error) {
+      tried.add(started.port)
+      if (tried.size - avoid.size === 5 || !(error as Error).message.includes('Address already in use')) throw error
+    }
   }
 }
 
@@ -49,8 +74,7 @@ export async function startPrimary (t: Teardown): Promise<Cluster> {
   const dir = await serverDirectory('primary')
   const dataDir = path.join(dir, 'data')
   await runAsServer(bin('initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'])
-  const primary = cluster(dataDir, await freePort())
-  await primary.start()
+  const primary = await startOnFreePort((port) => cluster(dataDir, port))
   t.teardown(async () => await stopQuietly(primary))
   await ask(primary.url(), 'CREATE DATABASE test')
   return primary
@@ -68,10 +92,9 @@ export async function startReplica (t: Teardown, primary: Cluster, { logStatemen
   await runAsServer(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'])
   // Every statement logged, so a test can see which reads reached it (statementsSeen); the
   // bench turns it off, as it costs the replica time.
-  const replica = cluster(dataDir, await freePort(new Set([primary.port])), [...(logStatements ? ['-c log_statement=all'] : []), ...settings.map((setting) => `-c ${setting}`)])
   // Named, so the primary's pg_stat_replication tells this replica apart.
   await runAsServer('sh', ['-c', `echo "primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'" >> ${dataDir}/postgresql.auto.conf`])
-  await replica.start()
+  const replica = await startOnFreePort((port) => cluster(dataDir, port, [...(logStatements ? ['-c log_statement=all'] : []), ...settings.map((setting) => `-c ${setting}`)]), new Set([primary.port]))
   t.teardown(async () => await stopQuietly(replica))
   await waitFor('the replica to stream', async () => await isStreaming(primary, name))
   return Object.assign(replica, { applicationName: name })
