@@ -46,8 +46,7 @@ export async function writeRows<R, T> (c: CrudContext, ctx: QueryContext, rows: 
   const { db } = c
   if (runs.length > 0) {
     try {
-      // One statement and nothing to check after it: without BEGIN and COMMIT, once the
-      // connection has shown its result types (the port's `single`, as POST of one row).
+      // One statement: without BEGIN and COMMIT where no row scope has it checked (writeStatement).
       if (runs.length === 1) return await writeStatement(c, ctx, many(runs[0]!), types, rows.length, answer)
       return await beforeCommit(db, async (tx) => {
         const written: Row[] = []

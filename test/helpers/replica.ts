@@ -48,14 +48,14 @@ function cluster (dataDir: string, port: number, extra: readonly string[] = []):
  */
 async function startOnFreePort (server: (port: number) => Cluster, avoid: ReadonlySet<number> = new Set()): Promise<Cluster> {
   const tried = new Set(avoid)
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const started = server(await freePort(tried))
     try {
       await started.start()
       return started
     } catch (error) {
+      if (attempt === 5 || !(error as Error).message.includes('Address already in use')) throw error
       tried.add(started.port)
-      if (tried.size - avoid.size === 5 || !(error as Error).message.includes('Address already in use')) throw error
     }
   }
 }
@@ -90,10 +90,10 @@ export async function startReplica (t: Teardown, primary: Cluster, { logStatemen
   const dataDir = path.join(dir, 'data')
   const name = `replica_${path.basename(dir).replace(/[^a-z0-9]/gi, '_').toLowerCase()}`
   await runAsServer(bin('pg_basebackup'), ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', dataDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync'])
-  // Every statement logged, so a test can see which reads reached it (statementsSeen); the
-  // bench turns it off, as it costs the replica time.
   // Named, so the primary's pg_stat_replication tells this replica apart.
   await runAsServer('sh', ['-c', `echo "primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'" >> ${dataDir}/postgresql.auto.conf`])
+  // Every statement logged, so a test can see which reads reached it (statementsSeen); the
+  // bench turns it off, as it costs the replica time.
   const replica = await startOnFreePort((port) => cluster(dataDir, port, [...(logStatements ? ['-c log_statement=all'] : []), ...settings.map((setting) => `-c ${setting}`)]), new Set([primary.port]))
   t.teardown(async () => await stopQuietly(replica))
   await waitFor('the replica to stream', async () => await isStreaming(primary, name))
