@@ -192,31 +192,30 @@ export function replicasOf (pool: PoolLike): ReplicaReader | null {
 }
 
 export interface DatabaseOptions extends PoolOptions {
-  /** Milliseconds a statement may take (pg's `query_timeout`); default: the pool's own. */
+  /** Milliseconds a statement may take; default: only the pool's own `query_timeout`, if it has one. */
   queryTimeout?: number
 }
 
-type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly timeout: { query_timeout?: number }, readonly named: boolean }
+type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly named: boolean }
 
 /**
- * pg's config of a statement. What a statement's configs share (text, name, parsers, timeout)
+ * pg's config of a statement. What a statement's configs share (text, name, parsers)
  * sits on a prototype kept per text; each query's own object holds only its values. pg copies a
  * config's own properties with their descriptors before every query, which a list's profile
  * showed at 9 µs a request for the five-property object built here before; one property costs little.
  */
-function configs (options: DatabaseOptions, named: boolean): ConfigOf {
-  const timeout = options.queryTimeout === undefined ? {} : { query_timeout: options.queryTimeout }
+function configs (named: boolean): ConfigOf {
   const bases = new Map<string, QueryConfig>()
   // BEGIN, COMMIT and ROLLBACK have no parameters and no plan to keep: sent as simple queries
   // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
   // answers), which every write paid twice.
-  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, { text: s.text, ...timeout }]))
+  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, { text: s.text }]))
   return Object.assign((statement: Statement) => {
     const simple = control.get(statement)
     if (simple !== undefined) return simple
     let base = bases.get(statement.text)
     if (base === undefined) {
-      base = { text: statement.text, types: wireTypes, ...timeout }
+      base = { text: statement.text, types: wireTypes }
       const name = statement.plan === 'custom' ? undefined : statementName(statement.text)
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
       // and build their base each time. Behind a transaction-mode pooler the name is not sent.
@@ -225,7 +224,7 @@ function configs (options: DatabaseOptions, named: boolean): ConfigOf {
     const config = Object.create(base) as QueryConfig
     config.values = statement.values as unknown[]
     return config
-  }, { timeout, named })
+  }, { named })
 }
 
 /**
@@ -247,7 +246,8 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   const { named, replicas } = poolSettings.get(pool) ?? DIRECT
   inUse.add(pool)
   const health = databaseHealth(fastify)
-  const configOf = configs(options, named)
+  const configOf = configs(named)
+  const timeout = options.queryTimeout
   // On the primary by default; a replica's answers say nothing of the primary's health. Every
   // read comes here: `work` and `runOn` return their promises as they are, and the connection
   // is taken without checkout's own layer, a promise less each (issue 31, docs/performance.md).
@@ -264,22 +264,22 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     }
   }
   const runOn = <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
-    onConnection((client) => queryFresh<R>(client, configOf(statement)), on)
+    onConnection((client) => queryFresh<R>(client, configOf(statement), timeout), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
-    await openCursor<R>(await checkout(on), statement, configOf, prelude)
+    await openCursor<R>(await checkout(on), statement, configOf, timeout, prelude)
   const transaction: Transact = async (work, client) =>
-    await inTransaction(client ?? await checkout(pool), configOf, work).then((result) => {
+    await inTransaction(client ?? await checkout(pool), configOf, timeout, work).then((result) => {
       health.answered()
       return result
     })
-  const single = singleStatements(pool, configOf, health, transaction)
+  const single = singleStatements(pool, configOf, timeout, health, transaction)
   return {
     // Not async: the primary's promise is returned as it is, without a layer of its own.
     run: (statement, intent) => replicas === null || intent !== 'read'
       ? runOn(statement, pool)
       : replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
-    query: async (text, values) => await onConnection(async (client) => ({ result: await client.query({ text, values: values as unknown[], ...configOf.timeout }), stale: false })),
+    query: async (text, values) => await onConnection(async (client) => ({ result: await clientQuery(client, { text, values: values as unknown[] }, timeout), stale: false })),
     cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
       ? await cursorOn(statement, pool, prelude)
       : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
@@ -295,7 +295,7 @@ type Transact = <T>(work: (tx: Runner) => Promise<T>, client?: PoolClient) => Pr
  * it prepared the statement with the result types asked for, else in `transaction` on that
  * connection, which teaches it (lib/db/port.ts says why this is as safe as BEGIN ... COMMIT).
  */
-function singleStatements (pool: PoolLike, configOf: ConfigOf, health: DatabaseHealth, transaction: Transact): Database['single'] {
+function singleStatements (pool: PoolLike, configOf: ConfigOf, timeout: number | undefined, health: DatabaseHealth, transaction: Transact): Database['single'] {
   // The texts each connection has prepared, with the types `single` was asked for and saw them
   // return: kept with the connection, so a new one (which prepares afresh) is taught in a transaction.
   const trusted = new WeakMap<PoolClient, Map<string, readonly number[]>>()
@@ -317,7 +317,7 @@ function singleStatements (pool: PoolLike, configOf: ConfigOf, health: DatabaseH
     }
     let result: QueryResult<R>
     try {
-      result = await client.query<R>(config)
+      result = await clientQuery<R>(client, config, timeout)
     } catch (error) {
       // Refused before it wrote anything; a plan made stale by a migration (the result's types
       // changed) drops its connection, and the write goes the transaction's way on another.
@@ -343,8 +343,8 @@ function sameTypes (result: QueryResult, types: readonly number[]): boolean {
 }
 
 /** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
-async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, work: (tx: Runner) => Promise<T>): Promise<T> {
-  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await client.query<R>(configOf(statement))
+async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, timeout: number | undefined, work: (tx: Runner) => Promise<T>): Promise<T> {
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await clientQuery<R>(client, configOf(statement), timeout)
   try {
     await run(BEGIN)
     const result = await work({ run })
@@ -388,13 +388,13 @@ function primaryAfterFirstFailure<R extends Row> (replica: RowCursor<R>, primary
  * statements (a transaction-mode pooler) it runs inside BEGIN ... COMMIT, so the pooler keeps
  * the server connection for it and no session state outlives it (SPEC §9.1).
  */
-async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf, prelude: readonly Statement[]): Promise<RowCursor<R>> {
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf, timeout: number | undefined, prelude: readonly Statement[]): Promise<RowCursor<R>> {
   // Loaded on the first export, not at import (like every package only some features use).
   const { default: Cursor } = await import('pg-cursor')
   const inTransaction = !configOf.named || prelude.length > 0
   if (inTransaction) {
     try {
-      for (const first of [BEGIN, ...prelude]) await client.query(configOf(first))
+      for (const first of [BEGIN, ...prelude]) await clientQuery(client, configOf(first), timeout)
     } catch (error) {
       client.release(error as Error)
       throw error
@@ -410,7 +410,7 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
     // that failed is released with its error, so the pool drops it.
     let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
     if (inTransaction && (error === null || answeredByDatabase(error))) {
-      error = await client.query(configOf(error === null ? COMMIT : ROLLBACK)).then(() => error, (e: Error) => e)
+      error = await clientQuery(client, configOf(error === null ? COMMIT : ROLLBACK), timeout).then(() => error, (e: Error) => e)
     }
     client.release(error === null || answeredByDatabase(error) ? undefined : error)
   }
@@ -463,25 +463,39 @@ export function answeredByDatabase (error: unknown): boolean {
  * whose other prepared statements may be stale too and whose pg client remembers them as
  * prepared.
  */
-export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig): Promise<{ result: QueryResult<R>, stale: boolean }> {
+export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, timeout?: number): Promise<{ result: QueryResult<R>, stale: boolean }> {
   try {
-    return { result: await clientQuery<R>(client, config), stale: false }
+    return { result: await clientQuery<R>(client, config, timeout), stale: false }
   } catch (error) {
     if (config.name === undefined || !isStalePlan(error)) throw error
     // The same config without its name; the rest may sit on its prototype (configOf), which a
     // spread would not copy.
     const unnamed = Object.create(config, { name: { value: undefined, enumerable: true } }) as QueryConfig
-    return { result: await clientQuery<R>(client, unnamed), stale: true }
+    return { result: await clientQuery<R>(client, unnamed, timeout), stale: true }
   }
 }
 
 /**
- * `client.query(config)` as one promise: pg's promise form makes two (its own and a `.catch`
- * that rewrites the error's stack), a cost every statement paid in the profiles of issue 31.
+ * `client.query(config)` as one promise, which fails with pg's own message after `timeout`
+ * milliseconds, its statement left running: whoever holds the connection then releases it with
+ * that error, so the pool drops it.
+ * - Not pg's promise form: it makes two promises (its own and a `.catch` that rewrites the
+ *   error's stack), a cost every statement paid in the profiles of issue 31.
+ * - Not pg's `query_timeout`: pg wraps the query's callback in a closure over its whole `query`
+ *   call, and with that closure V8 found every finished result still reachable at the next
+ *   young-generation collection, pretenured pg's result rows and promoted every request's result
+ *   (290 kB a scavenge on by id, 1,100 kB on the list, against 1 kB without it;
+ *   docs/performance.md, "what the scavenges promote"). pg's promise form makes such a closure too.
  */
-function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig): Promise<QueryResult<R>> {
+function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, timeout: number | undefined): Promise<QueryResult<R>> {
   return new Promise((resolve, reject) => {
+    const timer = timeout === undefined ? undefined : setTimeout(timedOut, timeout, reject)
     // pg's type says an Error always; it calls back with null on success.
-    client.query<R>(config, (error: Error | null, result) => { if (error === null) resolve(result); else reject(error) })
+    client.query<R>(config, (error: Error | null, result) => {
+      clearTimeout(timer)
+      if (error === null) resolve(result); else reject(error)
+    })
   })
 }
+
+const timedOut = (reject: (error: Error) => void): void => { reject(new Error('Query read timeout')) }
