@@ -353,8 +353,9 @@ async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, timeout
     return result
   } catch (error) {
     // A connection whose ROLLBACK fails is broken: released with the error, the pool drops it.
-    // So is one holding a statement a migration made stale: the retry gets a fresh one.
-    const rollback = await run(ROLLBACK).then(() => undefined, (failure: Error) => failure)
+    // So is one holding a statement a migration made stale: the retry gets a fresh one. A
+    // statement past its timeout still runs on it, and a ROLLBACK would wait behind it.
+    const rollback = error instanceof StatementTimeout ? error : await run(ROLLBACK).then(() => undefined, (failure: Error) => failure)
     client.release(rollback ?? isStalePlan(error))
     throw error
   }
@@ -498,4 +499,9 @@ function clientQuery<R extends QueryResultRow> (client: PoolClient, config: Quer
   })
 }
 
-const timedOut = (reject: (error: Error) => void): void => { reject(new Error('Query read timeout')) }
+/** A statement that took longer than the timeout, with pg's own message (lib/errors.ts makes it a 503). */
+class StatementTimeout extends Error {
+  constructor () { super('Query read timeout') }
+}
+
+const timedOut = (reject: (error: Error) => void): void => { reject(new StatementTimeout()) }

@@ -180,6 +180,19 @@ t.test('transaction: a connection whose ROLLBACK fails is dropped', { skip: db.e
   t.equal(app.pg.pool.totalCount, 1)
 })
 
+t.test('transaction: a statement past the timeout drops its connection without a ROLLBACK queued behind it', { skip: db.embedded ? 'the embedded server cannot be interrupted while it sleeps' : false }, async (t) => {
+  const { app, helper } = await helperApp(t, { queryTimeout: 300 })
+  const sent: string[] = []
+  app.pg.pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown
+    Object.assign(client, { query: (...args: unknown[]) => { sent.push((args[0] as { text: string }).text); return query(...args) } })
+  })
+  await t.rejects(helper.transaction(async (tx) => { await tx.run({ text: 'SELECT pg_sleep(1)', values: [] }) }), { message: 'Query read timeout' })
+  t.strictSame(sent, ['BEGIN', 'SELECT pg_sleep(1)'], 'no ROLLBACK')
+  t.equal(app.pg.pool.totalCount, 0, 'dropped')
+  t.equal((await helper.run<{ one: number }>({ text: 'SELECT 1 AS one', values: [] })).rows[0]!.one, 1, 'a fresh connection serves')
+})
+
 /** The BEGINs and COMMITs each new connection of the app's pool is sent, and how many connections it opened. */
 function recordTransactions (app: FastifyInstance): { sent: string[], connections: () => number } {
   const sent: string[] = []
