@@ -199,30 +199,31 @@ export interface DatabaseOptions extends PoolOptions {
 type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly named: boolean }
 
 /**
- * pg's config of a statement. What a statement's configs share (text, name, parsers)
- * sits on a prototype kept per text; each query's own object holds only its values. pg copies a
- * config's own properties with their descriptors before every query, which a list's profile
- * showed at 9 µs a request for the five-property object built here before; one property costs little.
+ * pg's config of a statement, without its values (`clientQuery` gives them to pg apart), kept
+ * per text. pg copies a config's own properties with their descriptors before every query
+ * (`cloneQueryConfig`), onto an object with the config's prototype: a list's profile showed 9 µs
+ * a request for a five-property object, and POST's 3 µs for a config whose values alone were
+ * its own. So the config has no own properties: text, name and parsers sit on its prototype,
+ * and pg's copy costs an empty object.
  */
 function configs (named: boolean): ConfigOf {
   const bases = new Map<string, QueryConfig>()
   // BEGIN, COMMIT and ROLLBACK have no parameters and no plan to keep: sent as simple queries
   // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
   // answers), which every write paid twice.
-  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, { text: s.text }]))
+  const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, Object.create({ text: s.text }) as QueryConfig]))
   return Object.assign((statement: Statement) => {
     const simple = control.get(statement)
     if (simple !== undefined) return simple
-    let base = bases.get(statement.text)
-    if (base === undefined) {
-      base = { text: statement.text, types: wireTypes }
+    let config = bases.get(statement.text)
+    if (config === undefined) {
       const name = statement.plan === 'custom' ? undefined : statementName(statement.text)
+      // Behind a transaction-mode pooler the name is not sent.
+      config = Object.create({ text: statement.text, types: wireTypes, ...(named && name !== undefined ? { name } : {}) }) as QueryConfig
       // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
-      // and build their base each time. Behind a transaction-mode pooler the name is not sent.
-      if (name !== undefined) bases.set(statement.text, named ? Object.assign(base, { name }) : base)
+      // and build their config each time.
+      if (name !== undefined) bases.set(statement.text, config)
     }
-    const config = Object.create(base) as QueryConfig
-    config.values = statement.values as unknown[]
     return config
   }, { named })
 }
@@ -264,7 +265,7 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     }
   }
   const runOn = <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
-    onConnection((client) => queryFresh<R>(client, configOf(statement), timeout), on)
+    onConnection((client) => queryFresh<R>(client, configOf(statement), statement.values, timeout), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
     await openCursor<R>(await checkout(on), statement, configOf, timeout, prelude)
   const transaction: Transact = async (work, client) =>
@@ -279,7 +280,7 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
       ? runOn(statement, pool)
       : replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
-    query: async (text, values) => await onConnection(async (client) => ({ result: await clientQuery(client, { text, values: values as unknown[] }, timeout), stale: false })),
+    query: async (text, values) => await onConnection(async (client) => ({ result: await clientQuery(client, { text }, values, timeout), stale: false })),
     cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
       ? await cursorOn(statement, pool, prelude)
       : await replicas.read(async (replica) => primaryAfterFirstFailure(await cursorOn(statement, replica), async () => await cursorOn(statement, pool)), async () => await cursorOn(statement, pool)),
@@ -317,7 +318,7 @@ function singleStatements (pool: PoolLike, configOf: ConfigOf, timeout: number |
     }
     let result: QueryResult<R>
     try {
-      result = await clientQuery<R>(client, config, timeout)
+      result = await clientQuery<R>(client, config, statement.values, timeout)
     } catch (error) {
       // Refused before it wrote anything; a plan made stale by a migration (the result's types
       // changed) drops its connection, and the write goes the transaction's way on another.
@@ -344,7 +345,7 @@ function sameTypes (result: QueryResult, types: readonly number[]): boolean {
 
 /** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
 async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, timeout: number | undefined, work: (tx: Runner) => Promise<T>): Promise<T> {
-  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await clientQuery<R>(client, configOf(statement), timeout)
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await clientQuery<R>(client, configOf(statement), statement.values, timeout)
   try {
     await run(BEGIN)
     const result = await work({ run })
@@ -395,7 +396,7 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
   const inTransaction = !configOf.named || prelude.length > 0
   if (inTransaction) {
     try {
-      for (const first of [BEGIN, ...prelude]) await clientQuery(client, configOf(first), timeout)
+      for (const first of [BEGIN, ...prelude]) await clientQuery(client, configOf(first), first.values, timeout)
     } catch (error) {
       client.release(error as Error)
       throw error
@@ -411,7 +412,7 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
     // that failed is released with its error, so the pool drops it.
     let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
     if (inTransaction && (error === null || answeredByDatabase(error))) {
-      error = await clientQuery(client, configOf(error === null ? COMMIT : ROLLBACK), timeout).then(() => error, (e: Error) => e)
+      error = await clientQuery(client, configOf(error === null ? COMMIT : ROLLBACK), [], timeout).then(() => error, (e: Error) => e)
     }
     client.release(error === null || answeredByDatabase(error) ? undefined : error)
   }
@@ -464,15 +465,15 @@ export function answeredByDatabase (error: unknown): boolean {
  * whose other prepared statements may be stale too and whose pg client remembers them as
  * prepared.
  */
-export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, timeout?: number): Promise<{ result: QueryResult<R>, stale: boolean }> {
+export async function queryFresh<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, values?: readonly unknown[], timeout?: number): Promise<{ result: QueryResult<R>, stale: boolean }> {
   try {
-    return { result: await clientQuery<R>(client, config, timeout), stale: false }
+    return { result: await clientQuery<R>(client, config, values, timeout), stale: false }
   } catch (error) {
     if (config.name === undefined || !isStalePlan(error)) throw error
     // The same config without its name; the rest may sit on its prototype (configOf), which a
     // spread would not copy.
     const unnamed = Object.create(config, { name: { value: undefined, enumerable: true } }) as QueryConfig
-    return { result: await clientQuery<R>(client, unnamed, timeout), stale: true }
+    return { result: await clientQuery<R>(client, unnamed, values, timeout), stale: true }
   }
 }
 
@@ -488,11 +489,11 @@ export async function queryFresh<R extends QueryResultRow> (client: PoolClient, 
  *   (290 kB a scavenge on by id, 1,100 kB on the list, against 1 kB without it;
  *   docs/performance.md, "what the scavenges promote"). pg's promise form makes such a closure too.
  */
-function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, timeout: number | undefined): Promise<QueryResult<R>> {
+function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, values: readonly unknown[] | undefined, timeout: number | undefined): Promise<QueryResult<R>> {
+  const connection = client as unknown as { query: QueryWithValues<R> }
   return new Promise((resolve, reject) => {
     const timer = timeout === undefined ? undefined : setTimeout(timedOut, timeout, reject)
-    // pg's type says an Error always; it calls back with null on success.
-    client.query<R>(config, (error: Error | null, result) => {
+    connection.query(config, values, (error, result) => {
       clearTimeout(timer)
       if (error === null) resolve(result); else reject(error)
     })
@@ -503,5 +504,12 @@ function clientQuery<R extends QueryResultRow> (client: PoolClient, config: Quer
 class StatementTimeout extends Error {
   constructor () { super('Query read timeout') }
 }
+
+/**
+ * pg's `query(config, values, callback)`, which its types list for a text only (pg/lib/utils.js
+ * `normalizeQueryConfig` takes a config too). Its callback gets null on success, where the types
+ * say an Error always.
+ */
+type QueryWithValues<R extends QueryResultRow> = (config: QueryConfig, values: readonly unknown[] | undefined, callback: (error: Error | null, result: QueryResult<R>) => void) => void
 
 const timedOut = (reject: (error: Error) => void): void => { reject(new StatementTimeout()) }

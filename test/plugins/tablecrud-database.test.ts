@@ -131,7 +131,7 @@ t.test("'unnamed': a BEGIN that fails releases the connection with its error", {
     on: () => client,
     off: () => client,
     release: (error?: unknown) => { released.push(error) },
-    query: (_config: unknown, callback: (error: Error) => void) => { callback(new Error('the connection is gone')) }
+    query: (_config: unknown, _values: unknown, callback: (error: Error) => void) => { callback(new Error('the connection is gone')) }
   } as unknown as PoolClient
   const pool = { connect: async () => client }
   const app = Fastify()

@@ -45,7 +45,9 @@ async function statementsOf (fn: () => Promise<unknown>): Promise<Array<{ text: 
   const query = pg.Client.prototype.query
   pg.Client.prototype.query = function (this: pg.Client, config: unknown, ...rest: unknown[]) {
     const c = config as { text?: string, values?: unknown[] }
-    if (typeof c === 'object' && c !== null && typeof c.text === 'string') seen.push({ text: c.text, values: c.values ?? [] })
+    // The port gives pg the values apart from the config: query(config, values, callback).
+    const values = Array.isArray(rest[0]) ? rest[0] as unknown[] : c.values ?? []
+    if (typeof c === 'object' && c !== null && typeof c.text === 'string') seen.push({ text: c.text, values })
     return (query as (...args: unknown[]) => unknown).call(this, config, ...rest)
   } as typeof query
   try { await fn() } finally { pg.Client.prototype.query = query }
