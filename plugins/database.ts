@@ -478,7 +478,7 @@ export async function queryFresh<R extends QueryResultRow> (client: PoolClient, 
 }
 
 /**
- * `client.query(config)` as one promise, which fails with pg's own message after `timeout`
+ * `client.query(config, values)` as one promise, which fails with pg's own message after `timeout`
  * milliseconds, its statement left running: whoever holds the connection then releases it with
  * that error, so the pool drops it.
  * - Not pg's promise form: it makes two promises (its own and a `.catch` that rewrites the
@@ -487,7 +487,8 @@ export async function queryFresh<R extends QueryResultRow> (client: PoolClient, 
  *   call, and with that closure V8 found every finished result still reachable at the next
  *   young-generation collection, pretenured pg's result rows and promoted every request's result
  *   (290 kB a scavenge on by id, 1,100 kB on the list, against 1 kB without it;
- *   docs/performance.md, "what the scavenges promote"). pg's promise form makes such a closure too.
+ *   docs/performance.md, "what made V8 pretenure the results"). pg's promise form makes such a
+ *   closure too.
  */
 function clientQuery<R extends QueryResultRow> (client: PoolClient, config: QueryConfig, values: readonly unknown[] | undefined, timeout: number | undefined): Promise<QueryResult<R>> {
   const connection = client as unknown as { query: QueryWithValues<R> }
