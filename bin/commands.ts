@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util'
 import type pg from 'pg'
 import { deleteUser, listTokens, listUsers, revokeTokens } from '../lib/auth/admin.js'
 import { mfaSecretTable, sessionTable, tokenTable, userTable } from '../lib/table/auth-tables.js'
-import { deleteExpiredSessions } from '../lib/auth/sessions.js'
+import { deleteExpiredSessions, isSessionToken } from '../lib/auth/sessions.js'
 import { createToken, createUser, setPassword, userIdOf } from '../lib/auth/users.js'
 import { checkTables, createTables } from '../lib/db/index.js'
 import { errorCode } from '../lib/errors.js'
@@ -185,7 +185,9 @@ const tokenRevoke: Command = {
   arguments: '<token> | --id <id> | --user <username>',
   summary: 'Revokes (deletes) one token, by its value or its id, or every token of a user.',
   async run ({ db }, args) {
-    const { values, positionals } = parseArgs({ args, options: { id: { type: 'string' }, user: { type: 'string' } }, allowPositionals: true })
+    // A token is base64url, so one in 64 begins with '-': one of the generated shape is never an option.
+    const tokens = args.filter(isSessionToken)
+    const { values, positionals } = parseArgs({ args: [...args.filter((a) => !isSessionToken(a)), '--', ...tokens], options: { id: { type: 'string' }, user: { type: 'string' } }, allowPositionals: true })
     const given = [positionals.length > 0, values.id !== undefined, values.user !== undefined].filter(Boolean).length
     if (given !== 1 || positionals.length > 1) throw new UsageError('token revoke takes one of: a token, --id <id>, --user <username>')
     if (values.user !== undefined) {

@@ -201,6 +201,11 @@ t.test('token list shows tokens shortened; token revoke takes a token, an id or 
   t.same(await cli(['token', 'revoke', '--user=bob']), { code: 0, stdout: 'Revoked 2 tokens of bob.\n', stderr: '' })
   t.same(await sql(async (c) => (await c.query('SELECT count(*)::int AS n FROM auth_token')).rows[0].n), 0)
 
+  // base64url: one token in 64 begins with '-', which is a token to revoke, not an option.
+  const dashed = `-${(await cli(['token', 'create', 'bob'])).stdout.trim().slice(1)}`
+  await sql(async (c) => await c.query('UPDATE auth_token SET token = $1', [dashed]))
+  t.same(await cli(['token', 'revoke', dashed]), { code: 0, stdout: 'Revoked 1 token.\n', stderr: '' }, 'a token that begins with -')
+
   const cases: Array<[string[], RegExp]> = [
     [['token', 'revoke', a1!], /^Error: No token matches the one given\.\n$/],
     [['token', 'revoke', '--id', String(ids[0])], new RegExp(`^Error: There is no token with id ${ids[0]}\\.\\n$`)],
