@@ -185,9 +185,10 @@ const tokenRevoke: Command = {
   arguments: '<token> | --id <id> | --user <username>',
   summary: 'Revokes (deletes) one token, by its value or its id, or every token of a user.',
   async run ({ db }, args) {
-    // A token is base64url, so one in 64 begins with '-': one of the generated shape is never an option.
-    const tokens = args.filter(isSessionToken)
-    const { values, positionals } = parseArgs({ args: [...args.filter((a) => !isSessionToken(a)), '--', ...tokens], options: { id: { type: 'string' }, user: { type: 'string' } }, allowPositionals: true })
+    // A token is base64url, so one in 64 begins with '-': one of the generated shape is never an
+    // option. Given after `--` already (as parseArgs' own error advises), it is left there.
+    const parsed = args.includes('--') ? args : [...args.filter((a) => !isSessionToken(a)), '--', ...args.filter(isSessionToken)]
+    const { values, positionals } = parseArgs({ args: parsed, options: { id: { type: 'string' }, user: { type: 'string' } }, allowPositionals: true })
     const given = [positionals.length > 0, values.id !== undefined, values.user !== undefined].filter(Boolean).length
     if (given !== 1 || positionals.length > 1) throw new UsageError('token revoke takes one of: a token, --id <id>, --user <username>')
     if (values.user !== undefined) {

@@ -205,6 +205,9 @@ t.test('token list shows tokens shortened; token revoke takes a token, an id or 
   const dashed = `-${(await cli(['token', 'create', 'bob'])).stdout.trim().slice(1)}`
   await sql(async (c) => await c.query('UPDATE auth_token SET token = $1', [dashed]))
   t.same(await cli(['token', 'revoke', dashed]), { code: 0, stdout: 'Revoked 1 token.\n', stderr: '' }, 'a token that begins with -')
+  await cli(['token', 'create', 'bob'])
+  await sql(async (c) => await c.query('UPDATE auth_token SET token = $1', [dashed]))
+  t.same(await cli(['token', 'revoke', '--', dashed]), { code: 0, stdout: 'Revoked 1 token.\n', stderr: '' }, 'and after --')
 
   const cases: Array<[string[], RegExp]> = [
     [['token', 'revoke', a1!], /^Error: No token matches the one given\.\n$/],
