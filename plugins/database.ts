@@ -196,7 +196,7 @@ export interface DatabaseOptions extends PoolOptions {
   queryTimeout?: number
 }
 
-type ConfigOf = ((statement: Statement) => QueryConfig) & { readonly named: boolean }
+type ConfigOf = (statement: Statement) => QueryConfig
 
 /**
  * pg's config of a statement, without its values (`clientQuery` gives them to pg apart), kept
@@ -212,7 +212,7 @@ function configs (named: boolean): ConfigOf {
   // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
   // answers), which every write paid twice.
   const control = new Map([BEGIN, COMMIT, ROLLBACK].map((s): [Statement, QueryConfig] => [s, Object.create({ text: s.text }) as QueryConfig]))
-  return Object.assign((statement: Statement) => {
+  return (statement) => {
     const simple = control.get(statement)
     if (simple !== undefined) return simple
     let config = bases.get(statement.text)
@@ -225,7 +225,7 @@ function configs (named: boolean): ConfigOf {
       if (name !== undefined) bases.set(statement.text, config)
     }
     return config
-  }, { named })
+  }
 }
 
 /**
@@ -249,6 +249,7 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   const health = databaseHealth(fastify)
   const configOf = configs(named)
   const timeout = options.queryTimeout
+  const send: Send = (client, statement) => clientQuery(client, configOf(statement), statement.values, timeout)
   // On the primary by default; a replica's answers say nothing of the primary's health. Every
   // read comes here: `work` and `runOn` return their promises as they are, and the connection
   // is taken without checkout's own layer, a promise less each (issue 31, docs/performance.md).
@@ -267,9 +268,9 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
   const runOn = <R extends Row>(statement: Statement, on: PoolLike): Promise<Result<R>> =>
     onConnection((client) => queryFresh<R>(client, configOf(statement), statement.values, timeout), on)
   const cursorOn = async <R extends Row>(statement: Statement, on: PoolLike, prelude: readonly Statement[] = []): Promise<RowCursor<R>> =>
-    await openCursor<R>(await checkout(on), statement, configOf, timeout, prelude)
+    await openCursor<R>(await checkout(on), statement, send, named, prelude)
   const transaction: Transact = async (work, client) =>
-    await inTransaction(client ?? await checkout(pool), configOf, timeout, work).then((result) => {
+    await inTransaction(client ?? await checkout(pool), send, work).then((result) => {
       health.answered()
       return result
     })
@@ -290,6 +291,9 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
 }
 
 type Transact = <T>(work: (tx: Runner) => Promise<T>, client?: PoolClient) => Promise<T>
+
+/** `statement` run on `client` as the port runs every statement: its config (`configs`), its values, its timeout. */
+type Send = <R extends QueryResultRow>(client: PoolClient, statement: Statement) => Promise<QueryResult<R>>
 
 /**
  * The port's `single` over `pool`: a write alone in autocommit on a connection that has shown
@@ -343,9 +347,9 @@ function sameTypes (result: QueryResult, types: readonly number[]): boolean {
   return result.fields.length === types.length && result.fields.every((field, i) => field.dataTypeID === types[i])
 }
 
-/** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `configOf`, and releases it. */
-async function inTransaction<T> (client: PoolClient, configOf: ConfigOf, timeout: number | undefined, work: (tx: Runner) => Promise<T>): Promise<T> {
-  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await clientQuery<R>(client, configOf(statement), statement.values, timeout)
+/** Runs `work` in a transaction on `client`, every statement (BEGIN and COMMIT too) through `send`, and releases it. */
+async function inTransaction<T> (client: PoolClient, send: Send, work: (tx: Runner) => Promise<T>): Promise<T> {
+  const run = async <R extends Row>(statement: Statement): Promise<Result<R>> => await send<R>(client, statement)
   try {
     await run(BEGIN)
     const result = await work({ run })
@@ -390,13 +394,13 @@ function primaryAfterFirstFailure<R extends Row> (replica: RowCursor<R>, primary
  * statements (a transaction-mode pooler) it runs inside BEGIN ... COMMIT, so the pooler keeps
  * the server connection for it and no session state outlives it (SPEC §9.1).
  */
-async function openCursor<R extends Row> (client: PoolClient, statement: Statement, configOf: ConfigOf, timeout: number | undefined, prelude: readonly Statement[]): Promise<RowCursor<R>> {
+async function openCursor<R extends Row> (client: PoolClient, statement: Statement, send: Send, named: boolean, prelude: readonly Statement[]): Promise<RowCursor<R>> {
   // Loaded on the first export, not at import (like every package only some features use).
   const { default: Cursor } = await import('pg-cursor')
-  const inTransaction = !configOf.named || prelude.length > 0
+  const inTransaction = !named || prelude.length > 0
   if (inTransaction) {
     try {
-      for (const first of [BEGIN, ...prelude]) await clientQuery(client, configOf(first), first.values, timeout)
+      for (const first of [BEGIN, ...prelude]) await send(client, first)
     } catch (error) {
       client.release(error as Error)
       throw error
@@ -412,7 +416,7 @@ async function openCursor<R extends Row> (client: PoolClient, statement: Stateme
     // that failed is released with its error, so the pool drops it.
     let error = failure ?? await cursor.close().then(() => null, (e: Error) => e)
     if (inTransaction && (error === null || answeredByDatabase(error))) {
-      error = await clientQuery(client, configOf(error === null ? COMMIT : ROLLBACK), [], timeout).then(() => error, (e: Error) => e)
+      error = await send(client, error === null ? COMMIT : ROLLBACK).then(() => error, (e: Error) => e)
     }
     client.release(error === null || answeredByDatabase(error) ? undefined : error)
   }
