@@ -182,19 +182,15 @@ t.test('transaction: a connection whose ROLLBACK fails is dropped', { skip: db.e
 
 t.test('transaction: a statement past the timeout drops its connection without a ROLLBACK queued behind it', { skip: db.embedded ? 'the embedded server cannot be interrupted while it sleeps' : false }, async (t) => {
   const { app, helper } = await helperApp(t, { queryTimeout: 300 })
-  const sent: string[] = []
-  app.pg.pool.on('connect', (client) => {
-    const query = client.query.bind(client) as (...args: unknown[]) => unknown
-    Object.assign(client, { query: (...args: unknown[]) => { sent.push((args[0] as { text: string }).text); return query(...args) } })
-  })
+  const { sent } = recordTransactions(app, () => true)
   await t.rejects(helper.transaction(async (tx) => { await tx.run({ text: 'SELECT pg_sleep(1)', values: [] }) }), { message: 'Query read timeout' })
   t.strictSame(sent, ['BEGIN', 'SELECT pg_sleep(1)'], 'no ROLLBACK')
   t.equal(app.pg.pool.totalCount, 0, 'dropped')
   t.equal((await helper.run<{ one: number }>({ text: 'SELECT 1 AS one', values: [] })).rows[0]!.one, 1, 'a fresh connection serves')
 })
 
-/** The BEGINs and COMMITs each new connection of the app's pool is sent, and how many connections it opened. */
-function recordTransactions (app: FastifyInstance): { sent: string[], connections: () => number } {
+/** The BEGINs and COMMITs (or the texts `record` picks) each new connection of the app's pool is sent, and how many connections it opened. */
+function recordTransactions (app: FastifyInstance, record: (text: string) => boolean = (text) => text === 'BEGIN' || text === 'COMMIT'): { sent: string[], connections: () => number } {
   const sent: string[] = []
   let connections = 0
   app.pg.pool.on('connect', (client) => {
@@ -203,7 +199,7 @@ function recordTransactions (app: FastifyInstance): { sent: string[], connection
     Object.assign(client, {
       query: (...args: unknown[]) => {
         const text = (args[0] as { text: string }).text
-        if (text === 'BEGIN' || text === 'COMMIT') sent.push(text)
+        if (record(text)) sent.push(text)
         return query(...args)
       }
     })
