@@ -67,6 +67,24 @@ t.test('compileInsert', async (t) => {
   }
 })
 
+t.test('compileInsert keeps a text per column list and secrets setting, and writes any past its cap anew', async (t) => {
+  const wide = defineTable('wide', Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`c${i}`, column.integer({ null: true })])))
+  const w = (name: string): TableColumn => wide.columnMap.get(name)!
+  const insert = (names: readonly string[], excludeSecrets = true): Statement =>
+    compileInsert(wide, new Map(names.map((name, i) => [w(name), i])), excludeSecrets)
+  const first = insert(['c0', 'c1'])
+  t.equal(insert(['c0', 'c1']).text, first.text, 'the same list: the same text')
+  t.strictSame(insert(['c1', 'c0']).values, [0, 1], 'each statement its own values')
+  t.equal(insert(['c1', 'c0']).text, 'INSERT INTO "wide" ("c1", "c0") VALUES ($1, $2) RETURNING "id", "c0", "c1", "c2", "c3", "c4", "c5"', 'another order: another text')
+  t.equal(insert(['c0', 'c1'], false).text, first.text, 'no secrets here: the same returning list either way')
+  // Every non-empty subset of six columns (63 lists) passes the cap of 16: each text is still right.
+  for (let set = 1; set < 64; set++) {
+    const names = Array.from({ length: 6 }, (_, i) => `c${i}`).filter((_, i) => (set & (1 << i)) !== 0)
+    const text = `INSERT INTO "wide" (${names.map((n) => `"${n}"`).join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')}) RETURNING "id", "c0", "c1", "c2", "c3", "c4", "c5"`
+    t.strictSame(plain(insert(names)), { text, values: names.map((_, i) => i) }, names.join(','))
+  }
+})
+
 t.test('compileInsertRows: one text per column set, whatever the number of rows; the rows as one JSON parameter', async (t) => {
   const notes = defineTable('note', { body: column.text(), data: column.jsonb({ null: true }), grid: column.array(column.array(column.integer())) })
   const n = (name: string): TableColumn => notes.columnMap.get(name)!
