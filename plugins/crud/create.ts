@@ -63,7 +63,9 @@ async function writingAll (toWrite: ToWrite, request: FastifyRequest, body: read
   const rows: UpsertRow[] = []
   for (const [index, one] of body.entries()) {
     try {
-      rows.push(await toWrite(request, one, checked[index]!, target))
+      // Awaited only when it is a promise (hooks): an await of each row of 100 was 4% of an upsert's CPU.
+      const row = toWrite(request, one, checked[index]!, target)
+      rows.push(row instanceof Promise ? await row : row)
     } catch (error) {
       throw atIndex(error, index)
     }

@@ -55,7 +55,7 @@ export async function upsertOne (c: CrudContext, ctx: QueryContext, target: read
 }
 
 /**
- * Upserts every row, all or none, and resolves to them as written, in order. Consecutive rows
+ * Upserts every row, all or none, and resolves to `answer` of them as written, in order. Consecutive rows
  * that update the same columns go in one statement, as bulk insert does (create.ts
  * `insertRows`); several such runs go in one transaction. Two rows with the same target value are refused first (a
  * statement cannot update one row twice). When the database refuses a statement, the rows are
@@ -69,7 +69,10 @@ export async function upsertRows<T> (c: CrudContext, ctx: QueryContext, target: 
   return await writeRows(c, ctx, rows, runsOf(rows),
     (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, tail(run[0]!.update)),
     (row) => compileInsert(table, row.values, excludeSecrets, tail(row.update)),
-    (written) => answer(written.map((row) => split(row).row)), resultTypes(table, excludeSecrets, true))
+    // The rows keep the statement's `__inserted`: the answer writes them by the row schema,
+    // which has no such property (additionalProperties: false), and a copy of each row without
+    // it was 3% of an upsert of 100 rows in the profile.
+    answer, resultTypes(table, excludeSecrets, true))
 }
 
 /**
