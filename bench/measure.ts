@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import type { Case } from './cases.js'
+import { platformaticRequest } from './platformatic/requests.js'
 
 /** Clock ticks per second of /proc/<pid>/stat (`getconf CLK_TCK`, 100 on Linux). */
 const TICK_US = 1e6 / 100
@@ -37,8 +38,11 @@ export function memory (pid: number): { rss: number, peak: number } {
   return { rss: kb('VmRSS'), peak: kb('VmHWM') }
 }
 
+/** Which server bench/server.ts runs: TableCRUD, the hand-written one, or Platformatic DB (bench/platformatic/). */
+export type ServerKind = 'crud' | 'hand' | 'platformatic'
+
 export interface Server {
-  readonly kind: 'crud' | 'hand'
+  readonly kind: ServerKind
   readonly process: ChildProcess
   readonly pid: number
   readonly url: string
@@ -81,7 +85,9 @@ export function buildBefore (checkout: string): string {
     throw new Error(`BENCH_BEFORE=${checkout}: not a TableCRUD checkout with its node_modules (index.ts, node_modules)`)
   }
   rmSync(dir, { recursive: true, force: true })
-  cpSync(fileURLToPath(new URL('.', import.meta.url)), dir, { recursive: true, filter: (source) => !source.includes(`${path.sep}.build`) && !source.includes(`${path.sep}profiles`) })
+  // Not Platformatic's node_modules (bench/platformatic/, some 240 MB): only this checkout runs it.
+  const copied = (source: string): boolean => !['.build', 'profiles', 'node_modules'].some((skipped) => source.includes(`${path.sep}${skipped}`))
+  cpSync(fileURLToPath(new URL('.', import.meta.url)), dir, { recursive: true, filter: copied })
   try {
     execFileSync(process.execPath, [tsc, '-p', path.join(dir, 'tsconfig.json')], { stdio: 'inherit' })
   } catch {
@@ -100,7 +106,7 @@ export function removeBefore (checkout: string): void {
 const nodeArgs = (): string[] => (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)
 
 /** Starts `bench/server.ts <kind>` (or the compiled server at `from`, see buildBefore) and waits for `probe` to answer 200. */
-export async function startServer (kind: 'crud' | 'hand', env: Record<string, string>, probe: string, from: string = entry): Promise<Server> {
+export async function startServer (kind: ServerKind, env: Record<string, string>, probe: string, from: string = entry): Promise<Server> {
   const started = performance.now()
   const child = spawn(process.execPath, ['--expose-gc', ...nodeArgs(), from, kind], {
     env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc']
@@ -141,15 +147,26 @@ async function command (child: ChildProcess, message: string): Promise<void> {
 export interface Run { readonly rps: number, readonly cpuPerRequest: number, readonly requests: number }
 
 /**
- * One autocannon run of a case against a server: req/s, and the server's CPU µs per request.
- * The hand-written server gets the case's `handPath` where it has one. With `rate`, autocannon
+ * The case as a server is sent it: the hand-written server gets its `handPath` where it has one,
+ * Platformatic its own request (bench/platformatic/requests.ts); null where it has no route for it.
+ */
+export function requestFor (kind: ServerKind, c: Case): Case | null {
+  if (kind === 'platformatic') return platformaticRequest(c)
+  return kind === 'hand' && c.handPath !== undefined ? { ...c, path: c.handPath } : c
+}
+
+/**
+ * One autocannon run of a case against a server: req/s, and the server's CPU µs per request,
+ * each server sent the case's request for it (requestFor). With `rate`, autocannon
  * offers that many requests a second in all (`overallRate`, an open loop) instead of as many
  * as the server answers.
  */
-export async function run (server: Server, c: Case, seconds: number, connections: number, rate?: number): Promise<Run> {
+export async function run (server: Server, asked: Case, seconds: number, connections: number, rate?: number): Promise<Run> {
+  const c = requestFor(server.kind, asked)
+  if (c === null) throw new Error(`${asked.label}: no route on the ${server.kind} server`)
   const before = cpuMicros(server.pid)
   const result = await autocannon({
-    url: server.url + (server.kind === 'hand' ? c.handPath ?? c.path : c.path),
+    url: server.url + c.path,
     connections,
     duration: seconds,
     ...(rate === undefined ? {} : { overallRate: rate }),

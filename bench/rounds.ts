@@ -5,9 +5,9 @@
  */
 import type pg from 'pg'
 import type { Case } from './cases.js'
-import { run, type Run, type Server } from './measure.js'
+import { requestFor, run, type Run, type Server } from './measure.js'
 
-/** A server measured: the hand-written one first, then one or two TableCRUD servers. */
+/** A server measured: the hand-written one first, then Platformatic DB, then one or two TableCRUD servers. */
 export interface Contender {
   readonly label: string
   readonly server: Server
@@ -25,7 +25,7 @@ export interface Measured {
   readonly c: Case
   /** Label of the group of servers it ran on (a topology), '' for the main one. */
   readonly group: string
-  /** Per contender: whether it serves the case (found in the warm-up). */
+  /** Per contender: whether it serves the case (it has a route for it, and answered it in the warm-up). */
   readonly serves: readonly boolean[]
   /** Per contender, in their order: one run per round as fast as it answers (closed loop); empty where the contender does not serve the case. */
   readonly closed: Run[][]
@@ -42,7 +42,8 @@ export function median (xs: readonly number[]): number {
 
 /**
  * Warm-up (which also checks that each server answers the case: a TableCRUD checkout of
- * before a feature does not, and is left out of that case), then `rounds` rounds.
+ * before a feature does not, and is left out of that case), then `rounds` rounds. A server
+ * with no route for a case (Platformatic, bench/platformatic/requests.ts) is not sent it.
  */
 export async function measureRounds (group: string, contenders: readonly Contender[], cases: readonly Case[], admin: pg.Pool, s: Settings): Promise<Measured[]> {
   const once = async (c: Case, who: Contender, seconds: number, rate?: number): Promise<Run> => {
@@ -58,6 +59,7 @@ export async function measureRounds (group: string, contenders: readonly Contend
     const serves: boolean[] = []
     const speeds: number[] = []
     for (const who of contenders) {
+      if (requestFor(who.server.kind, c) === null) { serves.push(false); continue }
       const r = await once(c, who, warm).catch((error: unknown) => {
         if (who.server.kind === 'hand') throw error
         console.error(`${who.label} left out of "${c.label}": ${String(error)}`)

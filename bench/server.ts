@@ -1,35 +1,48 @@
 /**
  * One server of the bench, in its own process so its CPU time and memory are its own:
- * compiled to bench/.build by bench/measure.ts, started as `server.js crud|hand`. Tells the
+ * compiled to bench/.build by bench/measure.ts, started as `server.js crud|hand|platformatic`. Tells the
  * parent its address over IPC.
  */
-import Fastify from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
+import type { FastifyInstance } from 'fastify'
+import type { App } from './platformatic/server.js'
 import { Session } from 'node:inspector/promises'
 import { writeFileSync } from 'node:fs'
 import { getHeapSpaceStatistics } from 'node:v8'
 
 const kind = process.argv[2]
-// Both servers take paths with and without the trailing slash from the router: TableCRUD then
-// mounts each route once instead of twice (docs/performance.md).
-const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } })
 const pool = Number(process.env.BENCH_POOL ?? 10)
-// With a replica, the hand-written server sends its statements there: the cases run on a replica
-// are reads, and a developer points the read routes at the replica's pool.
-const hand = kind !== 'crud'
-await app.register(fastifyPostgres, { connectionString: (hand ? process.env.BENCH_REPLICA : undefined) ?? process.env.BENCH_DATABASE_URL!, max: pool })
-// The topologies of SPEC §9 (bench/run.ts, bench/topologies.ts): statements unnamed for a
-// transaction-mode pooler, reads on a replica. pg's own statements are unnamed: the
-// hand-written server goes through PgBouncer as it is.
-if (!hand && (process.env.BENCH_PREPARED !== undefined || process.env.BENCH_REPLICA !== undefined)) {
-  const { tablecrudDatabase } = await import('../index.js')
-  await app.register(tablecrudDatabase, {
-    preparedStatements: process.env.BENCH_PREPARED === 'unnamed' ? 'unnamed' : 'named',
-    ...(process.env.BENCH_REPLICA === undefined ? {} : { replicas: [{ connectionString: process.env.BENCH_REPLICA, max: pool }] })
-  })
+
+/** The hand-written server and TableCRUD: one Fastify application each, on @fastify/postgres. */
+async function fastifyApp (): Promise<FastifyInstance> {
+  const { default: Fastify } = await import('fastify')
+  const { default: fastifyPostgres } = await import('@fastify/postgres')
+  // Both servers take paths with and without the trailing slash from the router: TableCRUD then
+  // mounts each route once instead of twice (docs/performance.md).
+  const app = Fastify({ routerOptions: { ignoreTrailingSlash: true } })
+  // With a replica, the hand-written server sends its statements there: the cases run on a replica
+  // are reads, and a developer points the read routes at the replica's pool.
+  const hand = kind !== 'crud'
+  await app.register(fastifyPostgres, { connectionString: (hand ? process.env.BENCH_REPLICA : undefined) ?? process.env.BENCH_DATABASE_URL!, max: pool })
+  // The topologies of SPEC §9 (bench/run.ts, bench/topologies.ts): statements unnamed for a
+  // transaction-mode pooler, reads on a replica. pg's own statements are unnamed: the
+  // hand-written server goes through PgBouncer as it is.
+  if (!hand && (process.env.BENCH_PREPARED !== undefined || process.env.BENCH_REPLICA !== undefined)) {
+    const { tablecrudDatabase } = await import('../index.js')
+    await app.register(tablecrudDatabase, {
+      preparedStatements: process.env.BENCH_PREPARED === 'unnamed' ? 'unnamed' : 'named',
+      ...(process.env.BENCH_REPLICA === undefined ? {} : { replicas: [{ connectionString: process.env.BENCH_REPLICA, max: pool }] })
+    })
+  }
+  // Each kind imports only its own routes: the hand-written server loads nothing of TableCRUD.
+  await (hand ? (await import('./hand.js')).handRoutes(app) : (await import('./cases.js')).crudRoutes(app))
+  return app
 }
-// Each kind imports only its own routes: the hand-written server loads nothing of TableCRUD.
-await (hand ? (await import('./hand.js')).handRoutes(app) : (await import('./cases.js')).crudRoutes(app))
+
+// Imported only by the kind that runs them: Platformatic DB brings its own Fastify, and the
+// others' Fastify and pg would count in its memory and start-up.
+const app: App = kind === 'platformatic'
+  ? await (await import('./platformatic/server.js')).platformaticApp(process.env.BENCH_DATABASE_URL!, pool)
+  : await fastifyApp()
 const url = await app.listen({ port: 0, host: '127.0.0.1' })
 process.send!({ url })
 const session = new Session()
