@@ -28,10 +28,11 @@ export function platformaticMissing (): string | null {
   if (installed() === pinned) return null
   console.error(`bench: installing ${PLATFORMATIC_LABEL} into ${folder}node_modules (npm ci, once)`)
   try {
-    // npm's output to stderr: stdout carries the bench's tables.
-    execFileSync('npm', ['ci', '--prefix', folder, '--no-audit', '--no-fund'], { stdio: ['ignore', 2, 2], timeout: 10 * 60_000 })
+    // npm's errors to stderr, even under `npm run -s` (whose silence its children inherit): stdout carries the bench's tables.
+    execFileSync('npm', ['ci', '--prefix', folder, '--no-audit', '--no-fund', '--loglevel', 'error'], { stdio: ['ignore', 2, 2], timeout: 10 * 60_000 })
   } catch (error) {
-    return `its install failed (npm ci --prefix ${folder}): ${(error as Error).message.split('\n')[0]!}`
+    const { status, signal } = error as { status: number | null, signal: string | null }
+    return `its install (npm ci --prefix ${folder}) failed, ${status === null ? `ended by ${signal ?? 'a signal'}` : `exit status ${status}`} (npm's errors on stderr)`
   }
   return installed() === pinned ? null : `npm ci did not install @platformatic/db ${pinned}`
 }
