@@ -24,9 +24,9 @@ type Figure = (r: Run) => number
 const rps: Figure = (r) => r.rps
 const cpu: Figure = (r) => r.cpuPerRequest
 
-/** Median of a contender's figure, and the range of its per-round ratio to the hand-written server's. */
+/** Median of a contender's figure, and the range of its per-round ratio to the hand-written server's (or another's). */
 function ratio (hand: readonly Run[], other: readonly Run[], figure: Figure): { value: number, low: number, high: number } | null {
-  if (other.length === 0) return null
+  if (other.length === 0 || hand.length === 0) return null
   const perRound = other.map((r, i) => figure(r) / figure(hand[i]!))
   return { value: median(other.map(figure)) / median(hand.map(figure)), low: Math.min(...perRound), high: Math.max(...perRound) }
 }
@@ -37,19 +37,45 @@ const range = (x: { value: number, low: number, high: number } | null): string =
   x === null ? '—' : `${x.value.toFixed(2)} (${x.low.toFixed(2)}-${x.high.toFixed(2)})`
 const whole = (xs: readonly Run[], figure: Figure): string => xs.length === 0 ? '—' : median(xs.map(figure)).toFixed(0)
 
+/** Issue 31: TableCRUD's req/s at least this many times Platformatic DB's, on every case both serve. */
+export const RIVAL_GOAL = 1.3
+
+/**
+ * TableCRUD (the last contender) against a rival (Platformatic DB, contender `rival`): its
+ * req/s and CPU per request as ratios of the rival's, per case, and how many cases meet
+ * RIVAL_GOAL. No columns without a rival.
+ */
+function versus (measured: readonly Measured[], labels: readonly string[], rival: number | undefined): { header: string, align: string, cells: (m: Measured) => string, summary: string[] } {
+  if (rival === undefined) return { header: '', align: '', cells: () => '', summary: [] }
+  const [crud, other] = [labels.at(-1)!, labels[rival]!]
+  const rpsOf = (m: Measured): ReturnType<typeof ratio> => ratio(m.closed[rival]!, m.closed.at(-1)!, rps)
+  const cpuOf = (m: Measured): ReturnType<typeof ratio> => { const runs = m.rate === null ? m.closed : m.fixed; return ratio(runs[rival]!, runs.at(-1)!, cpu) }
+  const both = measured.filter((m) => rpsOf(m) !== null)
+  const below = both.filter((m) => rpsOf(m)!.value < RIVAL_GOAL)
+  return {
+    header: ` ${crud} / ${other} req/s (range) | ${crud} / ${other} CPU (range) |`,
+    align: '---:|---:|',
+    cells: (m) => ` ${range(rpsOf(m))} | ${range(cpuOf(m))} |`,
+    summary: ['', `${crud} / ${other} req/s ≥ ${RIVAL_GOAL} (issue 31) on ${both.length - below.length} of the ${both.length} cases both serve` +
+      (below.length === 0 ? '.' : `; below on: ${below.map((m) => `${nameOf(m)} (${rpsOf(m)!.value.toFixed(2)})`).join('; ')}.`)]
+  }
+}
+
 /** Per case, each TableCRUD server's median ratios to the hand-written server (null: it does not serve the case). */
 export interface Ratios { readonly label: string, readonly rps: ReadonlyArray<number | null>, readonly cpu: ReadonlyArray<number | null>, readonly goal: typeof GOAL }
 
 /**
- * The table of all cases. `labels` are the contenders' (the hand-written one first). For a
+ * The table of all cases. `labels` are the contenders' (the hand-written one first, TableCRUD
+ * last); `rival`, Platformatic DB's index among them, adds TableCRUD's ratios to it. For a
  * database-bound case the CPU columns are those of the runs at a fixed rate (‡).
  */
-export function casesTable (measured: readonly Measured[], labels: readonly string[], s: Settings): { lines: string[], ratios: Ratios[] } {
+export function casesTable (measured: readonly Measured[], labels: readonly string[], s: Settings, rival?: number): { lines: string[], ratios: Ratios[] } {
   const others = labels.slice(1)
   const each = (f: (l: string) => string): string => others.map(f).join(' | ')
+  const vs = versus(measured, labels, rival)
   const lines = [
-    `| case | ${labels.map((l) => `${l} req/s`).join(' | ')} | ${each((l) => `${l} / hand req/s (range)`)} | ${labels.map((l) => `${l} CPU µs/req`).join(' | ')} | ${each((l) => `${l} / hand CPU (range)`)} | goal (req/s, CPU) | met |`,
-    `|---|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|---|:---:|`
+    `| case | ${labels.map((l) => `${l} req/s`).join(' | ')} | ${each((l) => `${l} / hand req/s (range)`)} | ${labels.map((l) => `${l} CPU µs/req`).join(' | ')} | ${each((l) => `${l} / hand CPU (range)`)} | goal (req/s, CPU) | met |${vs.header}`,
+    `|---|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|---|:---:|${vs.align}`
   ]
   const ratios: Ratios[] = []
   for (const m of measured) {
@@ -62,8 +88,9 @@ export function casesTable (measured: readonly Measured[], labels: readonly stri
     const label = `${nameOf(m)}${m.rate === null ? '' : ' ‡'}`
     ratios.push({ label, rps: rpsRatios.map((r) => r?.value ?? null), cpu: cpuRatios.map((r) => r?.value ?? null), goal })
     const met = last.rps === null || last.cpu === null ? '—' : last.rps >= goal.rps && last.cpu <= goal.cpu ? 'yes' : '**no**'
-    lines.push(`| ${label} | ${m.closed.map((r) => whole(r, rps)).join(' | ')} | ${rpsRatios.map(range).join(' | ')} | ${cpuRuns.map((r) => whole(r, cpu)).join(' | ')} | ${cpuRatios.map(range).join(' | ')} | ≥ ${goal.rps}, ≤ ${goal.cpu} | ${met} |`)
+    lines.push(`| ${label} | ${m.closed.map((r) => whole(r, rps)).join(' | ')} | ${rpsRatios.map(range).join(' | ')} | ${cpuRuns.map((r) => whole(r, cpu)).join(' | ')} | ${cpuRatios.map(range).join(' | ')} | ≥ ${goal.rps}, ≤ ${goal.cpu} | ${met} |${vs.cells(m)}`)
   }
+  lines.push(...vs.summary)
   // What tells a database-bound case: the hand-written server idle most of the time at saturation.
   const busy = measured.map((m) => `${nameOf(m)} ${(median(m.closed[0]!.map(rps)) * median(m.closed[0]!.map(cpu)) / 1e6).toFixed(2)}`)
   lines.push('', `Cores the hand-written server kept busy as fast as it answered (req/s × CPU per request): ${busy.join('; ')}.`)
@@ -71,7 +98,7 @@ export function casesTable (measured: readonly Measured[], labels: readonly stri
   if (fixed.length > 0) {
     lines.push(
       '',
-      `‡ Database-bound: req/s as fast as each server answers; CPU per request at a fixed offered rate (autocannon \`overallRate\`, the same for every server: ${s.rateShare} of the slowest server's req/s in the warm-up), where each server answered:`,
+      `‡ Database-bound: req/s as fast as each server answers; CPU per request at a fixed offered rate (autocannon \`overallRate\`, the same for every server: ${s.rateShare} of the slowest server's req/s in the warm-up${rival === undefined ? '' : `, ${labels[rival]!}'s left out`}), where each server answered:`,
       '',
       `| case | offered req/s | ${labels.map((l) => `${l} req/s answered`).join(' | ')} | ${each((l) => `${l} / hand CPU as fast as it answers`)} |`,
       `|---|---:|${labels.map(() => '---:').join('|')}|${others.map(() => '---:').join('|')}|`

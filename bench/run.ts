@@ -1,8 +1,10 @@
 /**
  * TableCRUD against a hand-written Fastify + pg server doing the same work, each in its own
  * process, in one run (DESIGN §4, issues 17 and 31): req/s and server CPU µs per request per
- * case, medians of alternating rounds; idle and peak RSS; start-up. Needs PostgreSQL at
- * DATABASE_URL (a database of the bench's own: it creates and drops its tables there).
+ * case, medians of alternating rounds; idle and peak RSS; start-up. Platformatic DB runs in the
+ * same rounds on the cases it has a route for (bench/platformatic/), installed by the bench on
+ * first use. Needs PostgreSQL at DATABASE_URL (a database of the bench's own: it creates and
+ * drops its tables there).
  *
  *   npm run bench                        # 3 rounds of 5 s runs; writes docs/bench.svg and docs/bench-results.md
  *   npm run bench:quick                  # 1 round of 1 s runs, 10,000 rows, writes nothing: a smoke run
@@ -14,16 +16,19 @@
  * Settings: BENCH_SECONDS (5) a run, BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_ROWS
  * (100,000 movies), BENCH_RATE_SHARE (0.5: the fixed rate of a database-bound case, as a share
  * of the slowest server's req/s), BENCH_TOPOLOGIES=0 (skip PgBouncer and the replica),
- * BENCH_WRITE=0 (print only).
+ * BENCH_WRITE=0 (print only), BENCH_PLATFORMATIC=0 (leave Platformatic DB out, e.g. where its
+ * install cannot reach the registry; a failed install leaves it out too, with the reason printed).
  */
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
 import { cases, drop, MOVIES, seed, TABLES, type Case } from './cases.js'
 import { chart, type Group } from './chart.js'
 import { rateLimitCost } from './rate-limit.js'
-import { buildBefore, buildServers, memory, removeBefore, startServer, type Server } from './measure.js'
+import { buildBefore, buildServers, memory, removeBefore, startServer, type Server, type ServerKind } from './measure.js'
 import { casesTable, loadAverage, machine, processTable, type Process } from './report.js'
 import { measureRounds, median, type Contender, type Measured, type Settings } from './rounds.js'
+import { PLATFORMATIC_LABEL, platformaticMissing } from './platformatic/install.js'
+import { PLATFORMATIC_PROBE, platformaticRequest } from './platformatic/requests.js'
 import { startPgBouncer, pgbouncerMissing } from '../test/helpers/pgbouncer.js'
 import { caughtUp, replicaMissing, startPrimary, startReplica } from '../test/helpers/replica.js'
 
@@ -46,17 +51,26 @@ const only = process.env.BENCH_CASES
 const chosen = cases.filter((c) => only === undefined || c.label.includes(only))
 const before = process.env.BENCH_BEFORE
 
-/** A server to start: the hand-written one, TableCRUD of `BENCH_BEFORE`, and TableCRUD of this checkout. */
-interface Kind { readonly label: string, readonly kind: 'hand' | 'crud', readonly from?: string }
+/**
+ * A server to start: the hand-written one, Platformatic DB, TableCRUD of `BENCH_BEFORE`, and
+ * TableCRUD of this checkout, last: the goals and the chart are about the last one.
+ */
+interface Kind { readonly label: string, readonly kind: ServerKind, readonly from?: string }
 buildServers()
+const notes: string[] = []
+const noPlatformatic = platformaticMissing()
+if (noPlatformatic !== null) {
+  notes.push(`${PLATFORMATIC_LABEL} left out: ${noPlatformatic}.`)
+  console.error(`bench: ${notes[0]!}`)
+}
 const kinds: Kind[] = [
   { label: 'hand-written', kind: 'hand' },
+  ...(noPlatformatic === null ? [{ label: PLATFORMATIC_LABEL, kind: 'platformatic' as const }] : []),
   ...(before === undefined ? [] : [{ label: 'TableCRUD before', kind: 'crud' as const, from: buildBefore(before) }]),
   { label: before === undefined ? 'TableCRUD' : 'TableCRUD now', kind: 'crud' }
 ]
-const probe = '/movies/1/'
 const start = async (k: Kind, env: Record<string, string>): Promise<Server> =>
-  await startServer(k.kind, { BENCH_POOL: String(settings.connections), ...env }, probe, k.from)
+  await startServer(k.kind, { BENCH_POOL: String(settings.connections), ...env }, k.kind === 'platformatic' ? PLATFORMATIC_PROBE : '/movies/1/', k.from)
 
 /** Start-up and idle RSS: one start of each not counted (the OS's file cache), then a start of each per round, in alternating order. */
 async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number }>> {
@@ -75,13 +89,20 @@ async function starts (env: Record<string, string>, which: readonly Kind[]): Pro
   return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle) }))
 }
 
-/** One group of servers (a topology) through its rounds on the given cases. */
+/** A group's figures widened to every kind, so the report's columns line up: a kind left out of the group serves none of its cases. */
+function widened (m: Measured, which: readonly Kind[]): Measured {
+  const at = kinds.map((k) => which.indexOf(k))
+  return { ...m, serves: at.map((i) => i >= 0 && m.serves[i]!), closed: at.map((i) => i >= 0 ? m.closed[i]! : []), fixed: at.map((i) => i >= 0 ? m.fixed[i]! : []) }
+}
+
+/** One group of servers (a topology) through its rounds on the given cases; Platformatic DB runs in the main group only. */
 async function group (label: string, env: Record<string, string>, admin: pg.Pool, list: readonly Case[]): Promise<{ measured: Measured[], peaks: number[] }> {
+  const which = label === '' ? kinds : kinds.filter((k) => k.kind !== 'platformatic')
   const contenders: Contender[] = []
-  for (const k of kinds) contenders.push({ label: k.label, server: await start(k, env) })
+  for (const k of which) contenders.push({ label: k.label, server: await start(k, env) })
   try {
     const measured = await measureRounds(label, contenders, list, admin, settings)
-    return { measured, peaks: contenders.map((c) => memory(c.server.pid).peak) }
+    return { measured: measured.map((m) => widened(m, which)), peaks: contenders.map((c) => memory(c.server.pid).peak) }
   } finally {
     for (const c of contenders) await c.server.stop()
   }
@@ -91,7 +112,6 @@ const teardowns: Array<() => unknown> = []
 const t = { teardown: (fn: () => unknown) => { teardowns.unshift(fn) } }
 const admin = new pg.Pool({ connectionString: direct, max: 1 })
 const measured: Measured[] = []
-const notes: string[] = []
 let processes: Process[] = []
 let rateLimits: string[] = []
 let where = ''
@@ -105,6 +125,10 @@ try {
   const many = await starts({ ...env, BENCH_TABLES: String(TABLES) }, crudKinds)
   const main = await group('', env, admin, chosen)
   measured.push(...main.measured)
+  const unmapped = chosen.filter((c) => platformaticRequest(c) === null)
+  if (noPlatformatic === null && unmapped.length > 0) {
+    notes.push(`${PLATFORMATIC_LABEL} has no route for: ${unmapped.map((c) => c.label).join('; ')}; skipped for it (bench/platformatic/requests.ts).`)
+  }
   processes = kinds.map((k, i) => {
     const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)]! : undefined
     return { label: k.label, idle: plain[i]!.idle, peak: main.peaks[i]!, startup: plain[i]!.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle }) }
@@ -143,7 +167,8 @@ try {
 }
 
 const labels = kinds.map((k) => k.label)
-const { lines, ratios } = casesTable(measured, labels, settings)
+const rival = kinds.findIndex((k) => k.kind === 'platformatic')
+const { lines, ratios } = casesTable(measured, labels, settings, rival < 0 ? undefined : rival)
 const table = [
   `Machine: ${where}. Load average (1, 5, 15 min) at the start ${loadAtStart}, at the end ${loadAverage()}.`,
   '',
@@ -163,11 +188,13 @@ console.log(table)
 if (process.env.BENCH_WRITE !== '0') {
   const docs = new URL('../docs/', import.meta.url)
   const others = labels.slice(1)
+  // TableCRUD against the hand-written server: Platformatic's ratios to it have no goal to draw.
+  const drawn = (i: number): boolean => i + 1 !== rival
   const groups: Group[] = ratios.map((r) => ({
     label: r.label,
     bars: others.flatMap((l, i) => [
-      ...(r.rps[i] == null ? [] : [{ label: `req/s, ${l}`, value: r.rps[i]!, goal: r.goal.rps, atLeast: true }]),
-      ...(r.cpu[i] == null ? [] : [{ label: `CPU µs/req, ${l}`, value: r.cpu[i]!, goal: r.goal.cpu, atLeast: false }])
+      ...(r.rps[i] == null || !drawn(i) ? [] : [{ label: `req/s, ${l}`, value: r.rps[i]!, goal: r.goal.rps, atLeast: true }]),
+      ...(r.cpu[i] == null || !drawn(i) ? [] : [{ label: `CPU µs/req, ${l}`, value: r.cpu[i]!, goal: r.goal.cpu, atLeast: false }])
     ])
   }))
   const last = processes.at(-1)!
