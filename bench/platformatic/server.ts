@@ -1,7 +1,9 @@
 /**
  * Platformatic DB as the bench runs it (bench/server.ts `platformatic`): its programmatic
  * `buildServer`, in the bench server's own process, so /proc counts all of its CPU and memory
- * (its CLI starts a runtime that serves from worker threads and may spawn children).
+ * and the bench's IPC (a GC before idle RSS, profiles) works as for the other servers. Its CLI,
+ * `plt-db start`, calls the same `buildServer` from a config file, and on a terminal logs
+ * through pino-pretty in a worker thread.
  */
 import { createRequire } from 'node:module'
 
