@@ -15,9 +15,10 @@
  *
  * Settings: BENCH_SECONDS (5) a run, BENCH_ROUNDS (3), BENCH_CONNECTIONS (10), BENCH_ROWS
  * (100,000 movies), BENCH_RATE_SHARE (0.5: the fixed rate of a database-bound case, as a share
- * of the slowest server's req/s), BENCH_TOPOLOGIES=0 (skip PgBouncer and the replica),
- * BENCH_WRITE=0 (print only), BENCH_PLATFORMATIC=0 (leave Platformatic DB out, e.g. where its
- * install cannot reach the registry; a failed install leaves it out too, with the reason printed).
+ * of the slowest server's req/s, Platformatic DB's left out), BENCH_TOPOLOGIES=0 (skip PgBouncer
+ * and the replica), BENCH_WRITE=0 (print only), BENCH_PLATFORMATIC=0 (leave Platformatic DB out,
+ * e.g. where its install cannot reach the registry; a failed install leaves it out too, with the
+ * reason printed).
  */
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
