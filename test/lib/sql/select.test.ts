@@ -103,7 +103,19 @@ t.test('compileList: each kind of filter', async (t) => {
       text: `SELECT ${FILM} FROM "film" AS t0${where} ORDER BY t0."id" DESC LIMIT $${n + 1} OFFSET $${n + 2}`,
       values: [...values, 15, 0]
     }, JSON.stringify(query))
+    // A pattern's page is planned for its pattern; any other is left to PostgreSQL's plan cache.
+    t.equal(list(query).plan, where.includes('ILIKE') ? 'custom' : undefined, `plan of ${JSON.stringify(query)}`)
   }
+})
+
+t.test('compileList and compileKeyset: a pattern on the table\'s own column, anywhere in a tree, is planned for its pattern', async (t) => {
+  t.equal(list({ __or: '(rating.gt.2,title.starts.Star)' }).plan, 'custom', 'in an __or')
+  t.equal(list({ __and: '(rating.gt.2,or(runtime.lt.90,plot.contains.x))' }).plan, 'custom', 'in a nested tree')
+  t.equal(list({ __or: '(rating.gt.2,runtime.lt.90)' }).plan, undefined, 'a tree without one')
+  t.equal(list({ 'director.first_name': 'Ann' }).plan, undefined, 'across a relation: left to the plan cache')
+  const keyset = (query: Record<string, string>): Statement => compileKeyset(ctx, parseListQuery(ctx, raw(query)), null, 16)
+  t.equal(keyset({ title: 'Star' }).plan, 'custom')
+  t.equal(keyset({ runtime: '90' }).plan, undefined)
 })
 
 t.test('compileList: the whole statement, written out', async (t) => {
