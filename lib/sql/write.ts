@@ -1,6 +1,7 @@
 import type { Filter, QueryContext } from '../query/parse.js'
 import type { Table, TableColumn } from '../table/table.js'
 import { quoteIdent } from './identifier.js'
+import { perTable } from '../table/per-table.js'
 import type { Statement } from '../table/statement.js'
 import { Values } from './params.js'
 import { returningList } from './select.js'
@@ -37,12 +38,11 @@ export function compileInScope (ctx: ScopedTable, ids: readonly unknown[]): Stat
 }
 
 /**
- * Column lists whose INSERT text is kept, a table: a POST writes every column (fullRow), so
- * one or two lists; preSave hooks may make a few more. Past the cap a text is written each
- * time, so no sequence of bodies grows the cache.
+ * INSERT texts kept, a table: a POST writes every column (fullRow), so one or two column
+ * lists; preSave hooks may make a few more. Past the cap a text is written each time, so no
+ * sequence of bodies grows the cache.
  */
-const MAX_KEPT_INSERTS = 16
-const inserts = new WeakMap<Table, Map<string, { head: string, texts: [string?, string?] }>>()
+const inserts = perTable<string, { head: string, text: string }>(16)
 
 /**
  * `INSERT INTO <table> (<columns>) VALUES ($1, ..., $n)` of the row's columns in its order, and
@@ -51,21 +51,15 @@ const inserts = new WeakMap<Table, Map<string, { head: string, texts: [string?, 
  * the string already holds.
  */
 function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): { head: string, text: string } {
-  let byColumns = inserts.get(t)
-  if (byColumns === undefined) inserts.set(t, byColumns = new Map())
-  let key = ''
-  // NUL ends each name: no identifier holds one.
-  for (const c of row.keys()) key += c.name + '\0'
-  let kept = byColumns.get(key)
-  if (kept === undefined) {
+  // Whether secrets are excluded ('x'), then each name after a NUL, which no identifier holds.
+  let key = excludeSecrets ? 'x' : 's'
+  for (const c of row.keys()) key += '\0' + c.name
+  return inserts(t, key, () => {
     const columns = [...row.keys()].map((c) => quoteIdent(c.name)).join(', ')
     const params = Array.from({ length: row.size }, (_, i) => `$${i + 1}`).join(', ')
-    kept = { head: `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`, texts: [] }
-    if (byColumns.size < MAX_KEPT_INSERTS) byColumns.set(key, kept)
-  }
-  const secrets = excludeSecrets ? 1 : 0
-  kept.texts[secrets] ??= `${kept.head} RETURNING ${returningList(t, excludeSecrets)}`
-  return { head: kept.head, text: kept.texts[secrets] }
+    const head = `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`
+    return { head, text: `${head} RETURNING ${returningList(t, excludeSecrets)}` }
+  })
 }
 
 /** POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it. */

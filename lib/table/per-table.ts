@@ -3,15 +3,19 @@ import type { Table } from './table.js'
 /**
  * A cache of what is derived from a table definition, by table and key: `make` runs once per
  * pair. A key that depends on other tables (relations reach them) says so, e.g. by holding
- * `allTables().length`.
+ * `allTables().length`. A key made from requests takes a `max` of keys a table: past it,
+ * `make` runs each time and nothing more is kept.
  */
-export function perTable<K, V> (): (table: Table, key: K, make: () => V) => V {
+export function perTable<K, V> (max = Infinity): (table: Table, key: K, make: () => V) => V {
   const byTable = new WeakMap<Table, Map<K, V>>()
   return (table, key, make) => {
     let byKey = byTable.get(table)
     if (byKey === undefined) byTable.set(table, byKey = new Map())
     let value = byKey.get(key)
-    if (value === undefined) byKey.set(key, value = make())
+    if (value === undefined) {
+      value = make()
+      if (byKey.size < max) byKey.set(key, value)
+    }
     return value
   }
 }
