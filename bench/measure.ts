@@ -1,6 +1,7 @@
 /** Per-process figures read from /proc (Linux): CPU time and memory of a bench server. */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
@@ -50,9 +51,42 @@ export interface Server {
   readonly startup: number
   /** Asks the server to collect garbage, then reads its memory. */
   readonly idle: () => Promise<{ rss: number, peak: number }>
+  /** Its RSS once V8 has given back what start-up grew, on its own (see `settled`). */
+  readonly settled: () => Promise<number>
+  /** Its V8 heap by space and its memory outside the heap, read without a GC. */
+  readonly stats: () => Promise<HeapStats>
   readonly stop: () => Promise<void>
   /** Sends a command to bench/server.ts (`profile:start`, `profile:stop:<file>`, `heap:<file>`, `stats:<file>`) and waits for it to be done. */
   readonly command: (message: string) => Promise<void>
+}
+
+export interface HeapStats {
+  readonly usage: NodeJS.MemoryUsage
+  readonly spaces: ReadonlyArray<{ space_name: string, space_size: number, space_used_size: number }>
+}
+
+const newSpace = (stats: HeapStats): number => stats.spaces.find((s) => s.space_name === 'new_space')!.space_size
+
+/**
+ * RSS of a server left idle, once V8 has given back the young generation its start-up grew (20
+ * tables' schemas and routes survive enough collections to double it twice: docs/performance.md,
+ * "Memory"). No GC is forced: V8's memory reducer collects by itself some 8 s after allocation
+ * stops and then shrinks the new space, as it does in any idle Node process, and a forced GC
+ * does not shrink it. Read twice a second until the new space is smaller than at the first
+ * reading and RSS has held for a second; at most 30 s, then the last reading.
+ */
+async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<number> {
+  const first = newSpace(await server.stats())
+  let held = 0
+  let last = memory(server.pid).rss
+  for (let i = 0; i < 60; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const { rss } = memory(server.pid)
+    held = Math.abs(rss - last) < 0.1 ? held + 1 : 0
+    last = rss
+    if (held >= 2 && newSpace(await server.stats()) < first) break
+  }
+  return last
 }
 
 /**
@@ -121,7 +155,7 @@ export async function startServer (kind: ServerKind, env: Record<string, string>
     await new Promise((resolve) => setTimeout(resolve, 5))
   }
   const startup = performance.now() - started
-  return {
+  const server: Server = {
     kind,
     process: child,
     pid: child.pid!,
@@ -131,6 +165,14 @@ export async function startServer (kind: ServerKind, env: Record<string, string>
       await command(child, 'gc')
       return memory(child.pid!)
     },
+    settled: async () => await settled(server),
+    stats: async () => {
+      const file = `${tmpdir()}/bench-stats-${child.pid!}.json`
+      await command(child, `stats:${file}`)
+      const out = JSON.parse(readFileSync(file, 'utf8')) as HeapStats
+      rmSync(file)
+      return out
+    },
     command: async (message) => { await command(child, message) },
     stop: async () => {
       const exited = new Promise((resolve) => child.once('exit', resolve))
@@ -138,6 +180,7 @@ export async function startServer (kind: ServerKind, env: Record<string, string>
       await exited
     }
   }
+  return server
 }
 
 async function command (child: ChildProcess, message: string): Promise<void> {

@@ -6,19 +6,18 @@
  *
  * Idle: each server started `BENCH_ROUNDS` (3) times, alternately, its RSS read after a forced
  * GC (as bench/run.ts does), then the V8 heap by space and what lies outside it, and RSS once V8
- * has shrunk the young generation start-up grew (`settle`, below). Then what each
+ * has shrunk the young generation start-up grew (`settled` in bench/measure.ts). Then what each
  * step of start-up adds (bench/imports.ts). Under load: the cases of bench/cases.ts in their
  * order on one server of each kind (as bench/run.ts runs them, `BENCH_SECONDS` a run after a
  * warm-up), the peak RSS (VmHWM) read after each case, so the case that raises it shows.
  * `BENCH_HEAP=1`: heap snapshots of both idle servers in bench/profiles/, for bench/heap.ts.
  */
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import pg from 'pg'
 import { cases, drop, seed } from './cases.js'
-import { buildServers, memory, run, startServer, type Server } from './measure.js'
+import { buildServers, memory, run, startServer, type HeapStats } from './measure.js'
 
 const connectionString = process.env.DATABASE_URL
 if (connectionString === undefined) throw new Error('bench: set DATABASE_URL')
@@ -30,46 +29,16 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const profiles = fileURLToPath(new URL('./profiles/', import.meta.url))
 const mb = (n: number): string => (n / 1048576).toFixed(1)
 
-interface Stats {
-  usage: NodeJS.MemoryUsage
-  spaces: Array<{ space_name: string, space_size: number, space_used_size: number }>
-}
-async function stats (server: Server): Promise<Stats> {
-  const file = `${tmpdir()}/bench-memory-${server.pid}.json`
-  await server.command(`stats:${file}`)
-  const out = JSON.parse(readFileSync(file, 'utf8')) as Stats
-  rmSync(file)
-  return out
-}
-
-/**
- * RSS once V8 has given back the young generation that start-up grew: a GC once a second
- * until the new space is at most 2 MB and RSS moved less than 0.5 MB since the last reading
- * (at most 30 s). V8 shrinks the new space at a GC only once the allocation rate is low, and
- * its pages leave RSS a little later.
- */
-async function settle (server: Server): Promise<number> {
-  let last = Infinity
-  for (let i = 0; i < 30; i++) {
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    const { rss } = await server.idle()
-    const newSpace = (await stats(server)).spaces.find((s) => s.space_name === 'new_space')!.space_size
-    if (newSpace <= 2 * 1048576 && Math.abs(rss - last) < 0.5) return rss
-    last = rss
-  }
-  return last
-}
-
 buildServers()
 const admin = new pg.Pool({ connectionString, max: 1 })
 await seed(admin)
 
-const idle: Record<typeof kinds[number], Array<{ rss: number, peak: number, stats: Stats, settled: number }>> = { hand: [], crud: [] }
+const idle: Record<typeof kinds[number], Array<{ rss: number, peak: number, stats: HeapStats, settled: number }>> = { hand: [], crud: [] }
 for (let i = 0; i < rounds; i++) {
   for (const kind of i % 2 === 0 ? kinds : [...kinds].reverse()) {
     const server = await startServer(kind, env, '/movies/1/')
     const { rss, peak } = await server.idle()
-    idle[kind].push({ rss, peak, stats: await stats(server), settled: await settle(server) })
+    idle[kind].push({ rss, peak, stats: await server.stats(), settled: await server.settled() })
     // For bench/heap.ts: node --import tsx bench/heap.ts bench/profiles/idle-hand.heapsnapshot bench/profiles/idle-crud.heapsnapshot
     if (i === 0 && process.env.BENCH_HEAP !== undefined) {
       mkdirSync(profiles, { recursive: true })
@@ -90,7 +59,7 @@ row('V8 heap committed, MB', (x) => x.stats.usage.heapTotal / 1048576)
 row('V8 heap used, MB', (x) => x.stats.usage.heapUsed / 1048576)
 row('outside the heap (external), MB', (x) => x.stats.usage.external / 1048576)
 for (const space of idle.crud[0]!.stats.spaces.map((s) => s.space_name)) {
-  const of = (x: typeof idle.hand[number]): Stats['spaces'][number] => x.stats.spaces.find((s) => s.space_name === space)!
+  const of = (x: typeof idle.hand[number]): HeapStats['spaces'][number] => x.stats.spaces.find((s) => s.space_name === space)!
   row(`${space}: committed / used, MB`, (x) => of(x).space_size / 1048576)
   row(`${space}: used, MB`, (x) => of(x).space_used_size / 1048576)
 }
@@ -117,7 +86,7 @@ if (process.env.BENCH_LOAD === '1') {
       peaks[kind].push(memory(server.pid).peak)
     }
     const after = await server.idle()
-    console.error(`${kind}: RSS after the load and a GC ${after.rss.toFixed(1)} MB; heap ${mb((await stats(server)).usage.heapUsed)} MB used`)
+    console.error(`${kind}: RSS after the load and a GC ${after.rss.toFixed(1)} MB; heap ${mb((await server.stats()).usage.heapUsed)} MB used`)
     await server.stop()
   }
   console.log('\n| peak RSS after the case (VmHWM, MB) | hand-written | TableCRUD | ratio |\n|---|---:|---:|---:|')

@@ -73,10 +73,14 @@ const kinds: Kind[] = [
 const start = async (k: Kind, env: Record<string, string>): Promise<Server> =>
   await startServer(k.kind, { BENCH_POOL: String(settings.connections), ...env }, k.kind === 'platformatic' ? PLATFORMATIC_PROBE : '/movies/1/', k.from)
 
-/** Start-up and idle RSS: one start of each not counted (the OS's file cache), then a start of each per round, in alternating order. */
-async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number }>> {
+/**
+ * Start-up and idle RSS, after a forced GC and once V8 has settled (bench/measure.ts `settled`):
+ * one start of each not counted (the OS's file cache), then a start of each per round, in
+ * alternating order.
+ */
+async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number, settled: number }>> {
   for (const k of which) await (await start(k, env)).stop()
-  const figures = which.map(() => ({ startup: [] as number[], idle: [] as number[] }))
+  const figures = which.map(() => ({ startup: [] as number[], idle: [] as number[], settled: [] as number[] }))
   for (let round = 0; round < settings.rounds; round++) {
     const order = which.map((k, i) => ({ k, i }))
     if (round % 2 === 1) order.reverse()
@@ -84,10 +88,11 @@ async function starts (env: Record<string, string>, which: readonly Kind[]): Pro
       const server = await start(k, env)
       figures[i]!.startup.push(server.startup)
       figures[i]!.idle.push((await server.idle()).rss)
+      figures[i]!.settled.push(await server.settled())
       await server.stop()
     }
   }
-  return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle) }))
+  return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle), settled: median(f.settled) }))
 }
 
 /** A group's figures widened to every kind, so the report's columns line up: a kind left out of the group serves none of its cases. */
@@ -132,7 +137,7 @@ try {
   }
   processes = kinds.map((k, i) => {
     const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)]! : undefined
-    return { label: k.label, idle: plain[i]!.idle, peak: main.peaks[i]!, startup: plain[i]!.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle }) }
+    return { label: k.label, idle: plain[i]!.idle, settled: plain[i]!.settled, peak: main.peaks[i]!, startup: plain[i]!.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle, settled20: twenty.settled }) }
   })
   if (only === undefined && process.env.BENCH_RATE_LIMIT !== '0') rateLimits = await rateLimitCost(direct, settings.seconds, settings.connections)
 
