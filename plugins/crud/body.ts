@@ -7,47 +7,63 @@ import { toDatabase } from '../../lib/table/column-types.js'
 import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
+/** A body as converted before the hooks (a copy, as a validator or hook may change it in place), and its values converted. */
+export interface Checked { readonly body: Row, readonly row: ReadonlyMap<TableColumn, unknown> }
+
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */
 export interface BodyValues {
   /**
    * Body values as the database takes them; each failing field named in one 400. With
    * `checked` (see `prepare`), a scalar value still the body's is not converted again.
    */
-  readonly toRow: (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }) => Map<TableColumn, unknown>
+  readonly toRow: (values: Row, checked?: Checked) => Map<TableColumn, unknown>
   /** Whether `prepare` does more than `toRow`: it hashes the password of the built-in user table. */
   readonly hashes: boolean
   /** The row a POST or PUT writes: the body, and the default of every column left out (SPEC §6.15). */
   readonly fullRow: (body: Row, key: unknown) => Row
   /**
+   * `toRow(fullRow(body, undefined), checked)` in one walk of the columns, without the full row
+   * as an object between them: what a POST without hooks writes (for an upsert of 100 rows the
+   * two walks and the object were 4% of its CPU).
+   */
+  readonly postRow: (body: Row, checked: Checked) => Map<TableColumn, unknown>
+  /**
    * The values a write sends, after the hooks: on the built-in user table the password is
    * hashed (SPEC §3), so no hook or client ever stores it as given. `checked` is what `toRow`
    * made of `body` before the hooks: a scalar value still the body's is not converted again.
    */
-  readonly prepare: (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }) => Promise<Map<TableColumn, unknown>>
+  readonly prepare: (values: Row, checked?: Checked) => Promise<Map<TableColumn, unknown>>
 }
 
 export function bodyValues (table: Table): BodyValues {
   const columns = new Map(table.columns.map((c) => [c.name, c]))
-  const toRow = (values: Row, checked?: { body: Row, row: ReadonlyMap<TableColumn, unknown> }): Map<TableColumn, unknown> => {
+  // POST: a key the database does not assign (not a Serial) is the client's (fullRow).
+  const keyGiven = !typeOf(table.primaryKey).key!.assigned
+  /** Sets `column`'s value as the database takes it into `out`; its field error when it fails. */
+  const put = (out: Map<TableColumn, unknown>, column: TableColumn, value: unknown, checked: Checked | undefined): FieldError | null => {
+    // The same scalar as in the body checked before the hooks converts the same way: a POST
+    // profile spent a fifth of its own time converting each value twice. Objects and arrays
+    // are converted again, as a hook may have changed them in place.
+    if (checked !== undefined && (typeof value !== 'object' || value === null) && checked.row.has(column) && Object.is(checked.body[column.name], value)) {
+      out.set(column, checked.row.get(column))
+      return null
+    }
+    try {
+      out.set(column, toDatabase(column, value))
+      return null
+    } catch (error) {
+      return { field: column.name, message: (error as Error).message }
+    }
+  }
+  const toRow = (values: Row, checked?: Checked): Map<TableColumn, unknown> => {
     const out = new Map<TableColumn, unknown>()
     let failures: FieldError[] | null = null
     for (const name in values) {
       const column = columns.get(name)
       // A body is a plain object (JSON, or a hook's); an inherited key is no value of it.
       if (column === undefined || !Object.hasOwn(values, name)) continue
-      const value = values[name]
-      // The same scalar as in the body checked before the hooks converts the same way: a POST
-      // profile spent a fifth of its own time converting each value twice. Objects and arrays
-      // are converted again, as a hook may have changed them in place.
-      if (checked !== undefined && (typeof value !== 'object' || value === null) && checked.row.has(column) && Object.is(checked.body[name], value)) {
-        out.set(column, checked.row.get(column))
-        continue
-      }
-      try {
-        out.set(column, toDatabase(column, value))
-      } catch (error) {
-        (failures ??= []).push({ field: name, message: (error as Error).message })
-      }
+      const failure = put(out, column, values[name], checked)
+      if (failure !== null) (failures ??= []).push(failure)
     }
     if (failures !== null) throw bodyInvalid(failures)
     return out
@@ -56,6 +72,18 @@ export function bodyValues (table: Table): BodyValues {
     toRow,
     hashes: table === userTable,
     fullRow: (body, key) => fullRow(table, body, key),
+    postRow (body, checked) {
+      const out = new Map<TableColumn, unknown>()
+      let failures: FieldError[] | null = null
+      for (const column of table.columns) {
+        const given = Object.hasOwn(body, column.name)
+        if (column.primaryKey && !(keyGiven && given)) continue
+        const failure = put(out, column, given ? body[column.name] : writeDefault(column), checked)
+        if (failure !== null) (failures ??= []).push(failure)
+      }
+      if (failures !== null) throw bodyInvalid(failures)
+      return out
+    },
     async prepare (values, checked) {
       if (table === userTable && typeof values.password === 'string') {
         values = { ...values, password: await hashPassword(values.password) }

@@ -15,7 +15,7 @@ import { createdResponse, ETagHeader, LocationHeader, withHeaders } from '../../
 import { aRow } from '../../schemas/query.js'
 import { createBodySchema } from '../../schemas/row.js'
 import { fieldErrors } from '../errors.js'
-import type { BodyValues } from './body.js'
+import type { BodyValues, Checked } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
@@ -28,7 +28,6 @@ import { atIndex, writeRows, writeStatement } from './write-rows.js'
 /** POST `/` (SPEC §2.5): one row from an object, or all the rows of an array, or none (SPEC §7.4). */
 
 type Values = Map<TableColumn, unknown>
-type Checked = { body: Row, row: ReadonlyMap<TableColumn, unknown> }
 
 type ToWrite = (request: FastifyRequest, body: Row, checked: Checked, target?: readonly TableColumn[]) => UpsertRow | Promise<UpsertRow>
 
@@ -43,11 +42,10 @@ function writing (c: CrudContext, values: BodyValues): ToWrite {
   const pk = table.primaryKey
   const assigned = typeOf(pk).key!.assigned
   // fullRow leaves out a key the database assigns: with no hook to add it, there is none to delete.
+  // Without hooks the full row is the body and defaults, so the columns a conflict updates are
+  // those the body gives: updateColumns of the body as before and after the hooks.
   if (preSave.length === 0 && !values.hashes) {
-    return (_request, body, checked, target) => {
-      const full = values.fullRow(body, undefined)
-      return { values: values.toRow(full, checked), update: target === undefined ? [] : updateColumns(table, target, body, full, full) }
-    }
+    return (_request, body, checked, target) => ({ values: values.postRow(body, checked), update: target === undefined ? [] : updateColumns(table, target, body, body, body) })
   }
   return async (request, body, checked, target) => {
     const filled = values.fullRow(body, undefined)

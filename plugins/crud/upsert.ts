@@ -93,17 +93,32 @@ function runsOf (rows: readonly UpsertRow[]): UpsertRow[][] {
 
 /** A 400 for each row whose target value an earlier row has: one statement cannot update a row twice. */
 function refuseRepeats (target: readonly TableColumn[], rows: readonly UpsertRow[]): void {
-  const seen = new Map<string, number>()
+  const seen = new Map<unknown, number>()
   const failures: FieldError[] = []
-  rows.forEach((row, index) => {
-    const values = target.map((col) => row.values.get(col))
-    // NULL is distinct from NULL in a unique constraint (and a key left out is the database's to make): no conflict.
-    if (values.some((v) => v === undefined || v === null)) return
-    // One text value (a code, a slug: the usual target) is its own key, apart from the JSON of any other.
-    const key = values.length === 1 && typeof values[0] === 'string' ? `s${values[0]}` : `j${JSON.stringify(values)}`
+  // A loop over keys made without an array a row: an upsert of 100 rows spent 2% of its CPU here.
+  for (let index = 0; index < rows.length; index++) {
+    const key = targetKey(target, rows[index]!.values)
+    if (key === null) continue
     const first = seen.get(key)
     if (first === undefined) seen.set(key, index)
     else failures.push({ index, field: target.map((col) => col.name).join(','), message: `repeats the __on_conflict value of element ${first}` })
-  })
+  }
   if (failures.length > 0) throw bodyInvalid(failures)
+}
+
+/**
+ * What tells one row's target value from another's, or null when it cannot conflict: NULL is
+ * distinct from NULL in a unique constraint, and a key left out is the database's to make. One
+ * scalar (a code, a slug, a number: the usual target) is its own key, kept apart from another
+ * type's by the Map; an object, or a value after another, makes the key JSON text. A request's
+ * keys are all of one kind, as its target is one.
+ */
+function targetKey (target: readonly TableColumn[], values: Values): unknown {
+  let key: unknown = null
+  for (const col of target) {
+    const value = values.get(col)
+    if (value === undefined || value === null) return null
+    key = key === null && typeof value !== 'object' ? value : JSON.stringify([key, value])
+  }
+  return key
 }

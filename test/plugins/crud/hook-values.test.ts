@@ -88,3 +88,33 @@ t.test('POST without hooks writes the body as converted when it was checked', as
   // The table is the previous test's: only the id differs.
   t.same({ ...response.json(), id: 0 }, { id: 0, title: 'given', at: '2024-01-01T11:30:00.500000', tags: ['a'] })
 })
+
+t.test('POST without hooks writes what a validator leaves in the body: a value it changes is converted again, one the column cannot take is a 400', async (t) => {
+  const app = await buildApp(t, db, [event], async (app) => {
+    await app.register(tableCrud, {
+      table: event,
+      prefix: '/events',
+      readOnly: false,
+      validators: {
+        postSingle: [(_crud, request) => {
+          const body = request.body as Record<string, unknown>
+          body.at = body.title === 'bad' ? 'not a time' : '2024-06-01T10:00:00+02:00'
+        }]
+      }
+    })
+  })
+  const before = (await app.inject({ method: 'GET', url: '/events/count/' })).json().count as number
+  const written = await app.inject({ method: 'POST', url: '/events/', payload: { title: 'given', at: '2024-01-01T00:00:00', tags: ['a'] } })
+  t.equal(written.statusCode, 201)
+  t.same({ ...written.json(), id: 0 }, { id: 0, title: 'given', at: '2024-06-01T08:00:00', tags: ['a'] })
+  const refused = await app.inject({ method: 'POST', url: '/events/', payload: { title: 'bad', at: '2024-01-01T00:00:00' } })
+  t.equal(refused.statusCode, 400)
+  t.strictSame(refused.json(), {
+    statusCode: 400,
+    code: 'TABLECRUD_ERR_BODY_INVALID',
+    error: 'Bad Request',
+    message: 'The body is invalid: at must be an ISO 8601 date or date-time',
+    errors: [{ field: 'at', message: 'must be an ISO 8601 date or date-time' }]
+  })
+  t.equal((await app.inject({ method: 'GET', url: '/events/count/' })).json().count, before + 1, 'the refused row is not written')
+})

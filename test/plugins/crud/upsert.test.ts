@@ -129,6 +129,18 @@ t.test('two spellings of one key in an array ({"a":1,"b":2} and {"b":2,"a":1}): 
   t.equal(await countOf(app, price), 4)
 })
 
+t.test('an array target repeated in an array: refused by its value, not by reference', async (t) => {
+  const slot = defineTable('slot', { hours: column.array(column.integer(), { unique: true }), label: column.varchar({ length: 10 }) })
+  const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: slot, prefix: '/slots', readOnly: false }) }, [slot])
+  const repeat = await upsert(app, [{ hours: [9, 10], label: 'a' }, { hours: [10, 9], label: 'b' }, { hours: [9, 10], label: 'c' }], '__on_conflict=hours', '/slots')
+  t.strictSame(json(repeat), errorOf(400, 'TABLECRUD_ERR_BODY_INVALID', 'Bad Request', 'The body is invalid: [2] hours repeats the __on_conflict value of element 0',
+    { errors: [{ index: 2, field: 'hours', message: 'repeats the __on_conflict value of element 0' }], details: { indexes: [2] } }))
+  t.equal(await countOf(app, slot), 0, 'nothing written')
+  const fine = await upsert(app, [{ hours: [9, 10], label: 'a' }, { hours: [10, 9], label: 'b' }], '__on_conflict=hours', '/slots')
+  t.equal(fine.statusCode, 200, fine.body)
+  t.strictSame(json(fine).rows.map((r: Row) => [r.hours, r.label]), [[[9, 10], 'a'], [[10, 9], 'b']])
+})
+
 t.test('an integer target repeated in an array: refused as a text one is', async (t) => {
   const seat = defineTable('seat', { number: column.integer({ unique: true }), label: column.varchar({ length: 10 }) })
   const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: seat, prefix: '/seats', readOnly: false }) }, [seat])
