@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify'
 import type { FastifySchemaCompiler, FastifyValidationResult } from 'fastify/types/schema.js'
 import { Type, type TArray, type TObject, type TUnion } from '@sinclair/typebox'
 import type { Ajv } from 'ajv'
-import { rowETag } from '../../lib/etag.js'
+import { textETag } from '../../lib/etag.js'
 import { bodyInvalid, bodyOf, TABLECRUD_ERR_BODY_ROW_COUNT, type FieldError } from '../../lib/errors.js'
 import { compileInsert, compileInsertRows, sameColumns } from '../../lib/sql/write.js'
 import type { QueryContext, RawQuery } from '../../lib/query/parse.js'
@@ -84,8 +84,9 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
   const check = (body: Row): Checked => ({ body: { ...body }, row: values.toRow(body) })
   const bodyCompiler = nested.length === 0 ? postBodyCompiler(c.ajv) : nestedBodyCompiler(c.ajv, postBodyCompiler(c.ajv), bodySchema, one, nested)
   const prefix = fastify.prefix.replace(/\/$/, '')
-  const located = (reply: FastifyReply, written: Row): FastifyReply =>
-    reply.header('location', `${prefix}/${encodeURIComponent(String(written[pk.name]))}/`).header('etag', rowETag(written))
+  // The ETag is of the row as GET `/:id/` serves it: `text` is its answer, or the row alone's.
+  const located = (reply: FastifyReply, written: Row, text: string): FastifyReply =>
+    reply.header('location', `${prefix}/${encodeURIComponent(String(written[pk.name]))}/`).header('etag', textETag(text))
 
   route<{ Body: Row | Row[], Querystring: { target: readonly TableColumn[] | null } }>(fastify, {
     method: 'POST',
@@ -120,15 +121,15 @@ export function postRoute (c: CrudContext, values: BodyValues): void {
       const ctx = await c.scoped(request)
       if (target !== undefined) {
         const { row, inserted, text } = await upsertOne(c, ctx, target, written, answers.row)
-        if (inserted) return send(located(reply, row), text)
-        return send(reply.header('etag', rowETag(row)), text, 200)
+        if (inserted) return send(located(reply, row, text), text)
+        return send(reply.header('etag', textETag(text)), text, 200)
       }
       if (children !== null) {
         const { row: parent, text } = await insertNested(c, ctx, written.values, children, answers.nested)
-        return send(located(reply, parent), text)
+        return send(located(reply, parent, answers.row(parent)), text)
       }
       const { row: created, text } = await insertOne(c, ctx, written.values, answers.row)
-      return send(located(reply, created), text)
+      return send(located(reply, created, text), text)
     }
   })
 }

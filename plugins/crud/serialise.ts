@@ -11,19 +11,25 @@ const MAX_SHAPES = 500
 
 /**
  * Serialisers for query shapes the route schema does not cover (joins, `__readable`), by
- * shape, so each shape's fast-json-stringify function is compiled once per context.
+ * shape, so each shape's fast-json-stringify function is compiled once per context: a list's
+ * is set on the reply (`reply`), one row's is called by GET `/:id/`, which hashes the text for
+ * its ETag (`text`).
  */
-export function shapeSerialiser (): (reply: FastifyReply, shape: Shape, list: boolean) => void {
+export function shapeSerialiser (): { reply: (reply: FastifyReply, shape: Shape) => void, text: (shape: Shape, row: Row) => string } {
   const serialisers = new Map<string, (data: unknown) => string>()
-  return (reply, shape, list) => {
+  const of = (shape: Shape, list: boolean): (data: unknown) => string => {
     const key = `${list ? 'list' : 'one'}:${shape.key}`
     let serialise = serialisers.get(key)
     if (serialise === undefined) {
       serialise = serialiserCompiler({ schema: list ? listResponse(shapeSchema(shape)) : shapeSchema(shape) })
       if (serialisers.size < MAX_SHAPES) serialisers.set(key, serialise)
     }
+    return serialise
+  }
+  return {
     // A custom serialiser leaves the content type unset: Fastify only sets it for its own.
-    reply.type('application/json; charset=utf-8').serializer(serialise)
+    reply: (reply, shape) => { reply.type('application/json; charset=utf-8').serializer(of(shape, true)) },
+    text: (shape, row) => of(shape, false)(row)
   }
 }
 

@@ -3,7 +3,7 @@ import {
   TABLECRUD_ERR_BODY_ID_MISMATCH, TABLECRUD_ERR_PRECONDITION_FAILED, TABLECRUD_ERR_PRECONDITION_REQUIRED,
   TABLECRUD_ERR_QS_MISSING_FILTER, TABLECRUD_ERR_ROW_NOT_FOUND
 } from '../../lib/errors.js'
-import { ifMatch, rowETag } from '../../lib/etag.js'
+import { ifMatch, textETag } from '../../lib/etag.js'
 import { parseId, type Filter, type QueryContext } from '../../lib/query/parse.js'
 import type { BulkQuery } from '../../lib/query/writes.js'
 import { compileSingle } from '../../lib/sql/select.js'
@@ -89,8 +89,8 @@ export function writeRoutes (c: CrudContext): void {
 }
 
 /** The 200 of PUT and PATCH: the row as written before COMMIT, with its ETag. */
-function answer (reply: FastifyReply, { row, text }: Answered): FastifyReply {
-  return reply.header('etag', rowETag(row)).type('application/json; charset=utf-8').send(text)
+function answer (reply: FastifyReply, { text }: Answered): FastifyReply {
+  return reply.header('etag', textETag(text)).type('application/json; charset=utf-8').send(text)
 }
 
 /** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
@@ -213,7 +213,8 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       return await db.transaction(async (tx) => {
         const current = (await tx.run(compileLockRow(ctx, key, c.options.excludeSecrets))).rows[0]
         if (current === undefined) throw notFound(key)
-        if (!ifMatch(expected, rowETag(current))) throw new TABLECRUD_ERR_PRECONDITION_FAILED()
+        // The current row's ETag as GET `/:id/` serves it: its text by the same row schema.
+        if (!ifMatch(expected, textETag(answerRow(current)))) throw new TABLECRUD_ERR_PRECONDITION_FAILED()
         return await work(tx, ctx)
       })
     },

@@ -1,4 +1,5 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { testDatabase } from '../../helpers/db.js'
@@ -39,12 +40,17 @@ type Method = 'GET' | 'HEAD' | 'PUT' | 'PATCH' | 'DELETE'
 const send = async (method: Method, url: string, headers: Record<string, string> = {}, payload?: unknown): Promise<LightMyRequestResponse> =>
   await app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as object }) })
 const etagOf = async (url: string): Promise<string> => String((await send('GET', url)).headers.etag)
+/** The ETag of an answer's body as sent: SHA-256 of its bytes, base64url, quoted. */
+const hashOf = (res: LightMyRequestResponse): string => `"${createHash('sha256').update(res.rawPayload).digest('base64url')}"`
 
 t.test('GET /:id/: a strong ETag of the row as served, and 304 on If-None-Match', async (t) => {
   const ann = await create(app, '/persons', { name: 'Ann' })
   const res = await send('GET', `/persons/${ann.id}/`)
   const etag = String(res.headers.etag)
   t.match(etag, STRONG)
+  t.equal(etag, hashOf(res), 'the hash of the bytes served')
+  const some = await send('GET', `/persons/${ann.id}/?__visible_fields=name`)
+  t.equal(some.headers.etag, hashOf(some), 'of the fields served')
   t.equal(await etagOf(`/persons/${ann.id}`), etag, 'the same row, the same ETag')
   t.not(await etagOf(`/persons/${ann.id}/?__visible_fields=name`), etag, 'other fields, another representation')
   for (const header of [etag, `W/${etag}`, '*', `"x", ${etag}`]) {
@@ -70,6 +76,7 @@ t.test('writes that return a row send the ETag GET /:id/ gives for it', async (t
   t.equal(post.statusCode, 201)
   const id = json(post).id as number
   t.equal(post.headers.etag, await etagOf(`/persons/${id}/`))
+  t.equal(post.headers.etag, hashOf(post), 'the hash of the bytes served')
   const patch = await send('PATCH', `/persons/${id}/`, { 'if-match': String(post.headers.etag) }, { name: 'Bob' })
   t.equal(patch.statusCode, 200)
   t.strictSame(json(patch), { id, name: 'Bob' })
