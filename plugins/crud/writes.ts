@@ -88,8 +88,8 @@ export function writeRoutes (c: CrudContext): void {
   if (c.options.allowBulkUpdate) bulkUpdateRoute(c, values)
 }
 
-/** The 200 of PUT and PATCH: the row as written before COMMIT, with its ETag. */
-function answer (reply: FastifyReply, { text }: Answered): FastifyReply {
+/** The 200 of PUT and PATCH: the row as written before COMMIT (its text), with its ETag. */
+function answer (reply: FastifyReply, text: string): FastifyReply {
   return reply.header('etag', textETag(text)).type('application/json; charset=utf-8').send(text)
 }
 
@@ -168,18 +168,15 @@ interface Writer {
   readonly conditional: <T>(request: FastifyRequest, key: unknown, hooks: boolean, work: (run: Runner, ctx: QueryContext) => Promise<T>) => Promise<T>
   /**
    * Writes `values` on the row of `key` in the scope (404 otherwise; a row the write takes out of
-   * the scope is a 403), and its answer, in one transaction (the caller's, or one of its own
-   * when `run` is the pool): a row the response cannot write is not committed (issue 27).
+   * the scope is a 403), and writes its answer, in one transaction (the caller's, or one of its
+   * own when `run` is the pool): a row the response cannot write is not committed (issue 27).
    */
-  readonly update: (run: Runner, ctx: QueryContext, key: unknown, values: Row) => Promise<Answered>
+  readonly update: (run: Runner, ctx: QueryContext, key: unknown, values: Row) => Promise<string>
   readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
   readonly deleteWithHooks: (tx: Runner, ctx: QueryContext, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
   readonly notFound: (key: unknown) => Error
 }
-
-/** A written row, and its response body. */
-interface Answered { row: Row, text: string }
 
 function writer (c: CrudContext, values: BodyValues): Writer {
   const { table, db } = c
@@ -224,11 +221,11 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       const statement = changes.size === 0
         ? compileSingle(ctx, key, { fields: null, readable: false })
         : compileUpdate(ctx, key, changes, c.options.excludeSecrets)
-      const once = async (tx: Runner): Promise<Answered> => {
+      const once = async (tx: Runner): Promise<string> => {
         const row = (await tx.run(statement)).rows[0]
         if (row === undefined) throw notFound(key)
         await checkScope(ctx, tx, [key])
-        return { row, text: answerRow(row) }
+        return answerRow(row)
       }
       return run === db ? await beforeCommit(db, once) : await once(run)
     },
