@@ -2,18 +2,21 @@ import net, { type AddressInfo } from 'node:net'
 
 /**
  * A TCP forwarder to the database, to cut it away from an app while the server itself keeps
- * serving other test files: `close()` is the outage (no new connections, every open one cut),
- * `listen(port)` on the same port the return.
+ * serving other test files: `cut()` is the outage (every open connection cut, each new one
+ * closed as it comes), `restore()` the return, `close()` the end. The port stays held through
+ * the outage: freed, another test file's listener given the same port could answer the app.
  */
 export class TcpProxy {
   private server: net.Server | null = null
+  private cutOff = false
   private readonly sockets = new Set<net.Socket>()
 
   constructor (private readonly host: string, private readonly port: number) {}
 
-  /** Listens on `port` (0: any free one) and resolves to the port. */
-  async listen (port = 0): Promise<number> {
+  /** Listens on any free port and resolves to it. */
+  async listen (): Promise<number> {
     const server = net.createServer((client) => {
+      if (this.cutOff) return client.destroy()
       const upstream = net.connect(this.port, this.host)
       for (const socket of [client, upstream]) {
         this.sockets.add(socket)
@@ -26,10 +29,22 @@ export class TcpProxy {
     })
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject)
-      server.listen(port, '127.0.0.1', () => { server.off('error', reject); resolve() })
+      server.listen(0, '127.0.0.1', () => { server.off('error', reject); resolve() })
     })
     this.server = server
     return (server.address() as AddressInfo).port
+  }
+
+  /** The outage: every open connection cut, and each new one closed as soon as it is made. */
+  cut (): void {
+    this.cutOff = true
+    for (const socket of this.sockets) socket.destroy()
+    this.sockets.clear()
+  }
+
+  /** The return: new connections reach the database again. */
+  restore (): void {
+    this.cutOff = false
   }
 
   async close (): Promise<void> {
@@ -37,8 +52,7 @@ export class TcpProxy {
     this.server = null
     if (server === null) return
     const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const socket of this.sockets) socket.destroy()
-    this.sockets.clear()
+    this.cut()
     await closed
   }
 }
