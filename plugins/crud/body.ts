@@ -37,8 +37,6 @@ export interface BodyValues {
 
 export function bodyValues (table: Table): BodyValues {
   const columns = new Map(table.columns.map((c) => [c.name, c]))
-  // POST: a key the database does not assign (not a Serial) is the client's (fullRow).
-  const keyGiven = !typeOf(table.primaryKey).key!.assigned
   /** Sets `column`'s value as the database takes it into `out`; its field error when it fails. */
   const put = (out: Map<TableColumn, unknown>, column: TableColumn, value: unknown, checked: Checked | undefined): FieldError | null => {
     // The same scalar as in the body checked before the hooks converts the same way: a POST
@@ -71,16 +69,18 @@ export function bodyValues (table: Table): BodyValues {
   return {
     toRow,
     hashes: table === userTable,
-    fullRow: (body, key) => fullRow(table, body, key),
+    fullRow (body, key) {
+      const out: Row = {}
+      eachWritten(table, body, key, (column, value) => { out[column.name] = value })
+      return out
+    },
     postRow (body, checked) {
       const out = new Map<TableColumn, unknown>()
       let failures: FieldError[] | null = null
-      for (const column of table.columns) {
-        const given = Object.hasOwn(body, column.name)
-        if (column.primaryKey && !(keyGiven && given)) continue
-        const failure = put(out, column, given ? body[column.name] : writeDefault(column), checked)
+      eachWritten(table, body, undefined, (column, value) => {
+        const failure = put(out, column, value, checked)
         if (failure !== null) (failures ??= []).push(failure)
-      }
+      })
       if (failures !== null) throw bodyInvalid(failures)
       return out
     },
@@ -93,16 +93,17 @@ export function bodyValues (table: Table): BodyValues {
   }
 }
 
-function fullRow (table: Table, body: Row, key: unknown): Row {
-  const out: Row = {}
+/**
+ * Each column a POST or PUT writes, with its value: the body's, or the column's default (SPEC
+ * §6.15). The key is `key` (PUT); on POST the client's when the database does not assign it (not
+ * a Serial; a UUID's may be left out), else left out. `fullRow` and `postRow` collect them, one
+ * into an object, the other converted.
+ */
+function eachWritten (table: Table, body: Row, key: unknown, each: (column: TableColumn, value: unknown) => void): void {
   for (const column of table.columns) {
-    if (column.primaryKey) {
-      if (key !== undefined) out[column.name] = key
-      // POST: a key the database does not assign (not a Serial) is the client's; a UUID's may be left out.
-      else if (!typeOf(column).key!.assigned && Object.hasOwn(body, column.name)) out[column.name] = body[column.name]
-    } else {
-      out[column.name] = Object.hasOwn(body, column.name) ? body[column.name] : writeDefault(column)
-    }
+    const given = Object.hasOwn(body, column.name)
+    if (!column.primaryKey) each(column, given ? body[column.name] : writeDefault(column))
+    else if (key !== undefined) each(column, key)
+    else if (given && !typeOf(column).key!.assigned) each(column, body[column.name])
   }
-  return out
 }
