@@ -18,7 +18,7 @@
  * of the slowest server's req/s, Platformatic DB's left out), BENCH_TOPOLOGIES=0 (skip PgBouncer
  * and the replica), BENCH_WRITE=0 (print only), BENCH_PLATFORMATIC=0 (leave Platformatic DB out,
  * e.g. where its install cannot reach the registry; a failed install leaves it out too, with the
- * reason printed).
+ * reason printed), BENCH_STARTS=0 (no start-up or idle RSS figures: quicker A/B runs of cases).
  */
 import { writeFileSync } from 'node:fs'
 import pg from 'pg'
@@ -126,9 +126,11 @@ try {
   await seed(admin)
   where = await machine(admin)
   const env = { BENCH_DATABASE_URL: direct }
-  const plain = await starts(env, kinds)
+  // BENCH_STARTS=0: no start-up or idle figures, which take some 10 s a start (each waits for V8 to settle): for A/B runs of cases.
+  const startsToo = process.env.BENCH_STARTS !== '0'
+  const plain = startsToo ? await starts(env, kinds) : []
   const crudKinds = kinds.filter((k) => k.kind === 'crud')
-  const many = await starts({ ...env, BENCH_TABLES: String(TABLES) }, crudKinds)
+  const many = startsToo ? await starts({ ...env, BENCH_TABLES: String(TABLES) }, crudKinds) : []
   const main = await group('', env, admin, chosen)
   measured.push(...main.measured)
   const unmapped = chosen.filter((c) => platformaticRequest(c) === null)
@@ -136,8 +138,8 @@ try {
     notes.push(`${PLATFORMATIC_LABEL} has no route for: ${unmapped.map((c) => c.label).join('; ')}; skipped for it (bench/platformatic/requests.ts).`)
   }
   processes = kinds.map((k, i) => {
-    const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)]! : undefined
-    return { label: k.label, idle: plain[i]!.idle, settled: plain[i]!.settled, peak: main.peaks[i]!, startup: plain[i]!.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle, settled20: twenty.settled }) }
+    const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)] : undefined
+    return { label: k.label, idle: plain[i]?.idle, settled: plain[i]?.settled, peak: main.peaks[i]!, startup: plain[i]?.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle, settled20: twenty.settled }) }
   })
   if (only === undefined && process.env.BENCH_RATE_LIMIT !== '0') rateLimits = await rateLimitCost(direct, settings.seconds, settings.connections)
 
