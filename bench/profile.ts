@@ -5,7 +5,8 @@
  * them all, one profile per case, so a comparison of several cases pays for one seed and one
  * start. Profiles (`<case>.cpuprofile`, open in Chrome DevTools) are left in bench/profiles/;
  * with `BENCH_HEAP=1`, heap snapshots before and after the load too. `BENCH_KIND=hand`
- * profiles the hand-written server.
+ * profiles the hand-written server. `BENCH_RATE=54`: the load at that many requests a second
+ * (autocannon's `overallRate`), as the bench measures a database-bound case's CPU.
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs'
 import pg from 'pg'
@@ -19,6 +20,7 @@ interface Profile { nodes: Node[], samples: number[], startTime: number, endTime
 const prefixes = process.argv.length > 2 ? process.argv.slice(2) : ['']
 const kind = (process.env.BENCH_KIND ?? 'crud') as 'crud' | 'hand'
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+const rate = process.env.BENCH_RATE === undefined ? undefined : Number(process.env.BENCH_RATE)
 const dir = new URL('./profiles/', import.meta.url).pathname
 rmSync(dir, { recursive: true, force: true })
 mkdirSync(dir, { recursive: true })
@@ -37,7 +39,7 @@ const runs: Array<{ label: string, file: string, requests: number }> = []
 for (const c of chosen) {
   const file = `${c.label.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`
   if (profiling) await server.command('profile:start')
-  const r = await run(server, c, seconds, 10)
+  const r = await run(server, c, seconds, 10, rate)
   if (profiling) await server.command(`profile:stop:${dir}${file}`)
   runs.push({ label: c.label, file, requests: r.requests })
   console.log(`${c.label}: ${r.rps.toFixed(0)} req/s, ${r.cpuPerRequest.toFixed(0)} µs/req (from /proc)`)
