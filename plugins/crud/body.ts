@@ -8,7 +8,7 @@ import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
 /** A body as converted before the hooks (a copy, as a validator or hook may change it in place), and its values converted. */
-export interface Checked { readonly body: Row, readonly row: ReadonlyMap<TableColumn, unknown> }
+export interface Checked { readonly body: Row, readonly row: Map<TableColumn, unknown> }
 
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */
 export interface BodyValues {
@@ -26,7 +26,7 @@ export interface BodyValues {
    * as an object between them: what a POST without hooks writes (for an upsert of 100 rows the
    * two walks and the object were 4% of its CPU).
    */
-  readonly postRow: (body: Row, checked: Checked) => Map<TableColumn, unknown>
+  readonly postRow: (body: Row, checked?: Checked) => Map<TableColumn, unknown>
   /**
    * The values a write sends, after the hooks: on the built-in user table the password is
    * hashed (SPEC §3), so no hook or client ever stores it as given. `checked` is what `toRow`
@@ -37,6 +37,7 @@ export interface BodyValues {
 
 export function bodyValues (table: Table): BodyValues {
   const columns = new Map(table.columns.map((c) => [c.name, c]))
+  const position = new Map(table.columns.map((c, i) => [c.name, i]))
   /** Sets `column`'s value as the database takes it into `out`; its field error when it fails. */
   const put = (out: Map<TableColumn, unknown>, column: TableColumn, value: unknown, checked: Checked | undefined): FieldError | null => {
     // The same scalar as in the body checked before the hooks converts the same way: a POST
@@ -63,7 +64,8 @@ export function bodyValues (table: Table): BodyValues {
       const failure = put(out, column, values[name], checked)
       if (failure !== null) (failures ??= []).push(failure)
     }
-    if (failures !== null) throw bodyInvalid(failures)
+    // In the table's order, as postRow finds them: a body fails alike on every write.
+    if (failures !== null) throw bodyInvalid(failures.sort((a, b) => position.get(a.field)! - position.get(b.field)!))
     return out
   }
   return {

@@ -42,6 +42,8 @@ export interface CrudContext {
   readonly hooks: { readonly preSave: HooksOf<'preSave'>, readonly prePatch: HooksOf<'prePatch'>, readonly preDelete: HooksOf<'preDelete'> }
   /** Runs the validators of an operation, then `every`; undefined, not a promise, where there are none. */
   readonly validate: (operation: Operation, request: FastifyRequest) => Promise<void> | undefined
+  /** Whether any validator runs for `operation` (its own or `every`). */
+  readonly validated: (operation: Operation) => boolean
   /** The response schema of a row. */
   readonly schemas: { readonly row: ReturnType<typeof rowSchema> }
   /**
@@ -68,8 +70,8 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
   // A write that a row scope may refuse (SPEC §8.6): its 403 is documented.
   const scopedWrite = (operation: Operation): boolean => (options.scope !== undefined || table.scope !== null) && SCOPED_WRITES.has(operation)
   // A validator may refuse any operation (403); with claims, a row-level security policy a write.
-  const guardedBy = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0 ||
-    (options.claims !== undefined && POLICY_CHECKED.has(operation))
+  const validated = (operation: Operation): boolean => (options.validators?.[operation]?.length ?? 0) + (options.validators?.every?.length ?? 0) > 0
+  const guardedBy = (operation: Operation): boolean => validated(operation) || (options.claims !== undefined && POLICY_CHECKED.has(operation))
   const hooksOf = <T extends Hook['hookType']>(type: T): HooksOf<T> => options.hooks.filter((h): h is Extract<Hook, { hookType: T }> => h.hookType === type)
   const query = queryContext(table, { ...options, scopes: UNRESOLVED_SCOPES })
   return {
@@ -83,6 +85,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
     ajv: bodyAjv,
     hooks: { preSave: hooksOf('preSave'), prePatch: hooksOf('prePatch'), preDelete: hooksOf('preDelete') },
     validate: validatorsOf(crud, options),
+    validated,
     schemas: {
       row: rowSchema(table, excludeSecrets, maxJoins)
     },

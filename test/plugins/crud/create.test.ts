@@ -356,3 +356,26 @@ t.test('readOnly is the default: every write method is a 405 with Allow', async 
   t.equal(get.statusCode, 200, 'reads still work')
   t.equal(json(get).name, 'Star Wars')
 })
+
+t.test('values a column cannot take are named in the table\'s order, not the body\'s, on every write, with validators or without', async (t) => {
+  // Both pass the schema and fail their conversion (SPEC §2.2); the body lists them backwards.
+  const payload = { grid: [[1, 2], [3]], released: '2021-02-29', name: 'A' }
+  const writes: Array<[string, 'POST' | 'PUT' | 'PATCH', string, unknown]> = [
+    ['POST', 'POST', '/movies/', payload],
+    ['POST of an array', 'POST', '/movies/', [payload]],
+    ['upsert', 'POST', '/movies/?__on_conflict=name', [payload]],
+    ['PUT', 'PUT', '/movies/1/', payload],
+    ['PATCH', 'PATCH', '/movies/1/', payload]
+  ]
+  for (const validators of [undefined, { every: [async () => {}] }]) {
+    const app = await moviesApp(t, db, validators === undefined ? {} : { validators })
+    await create(app, '/movies', { name: 'B' })
+    for (const [name, method, url, body] of writes) {
+      const res = await app.inject({ method, url, payload: body as Record<string, unknown> })
+      const label = `${name}, ${validators === undefined ? 'no validator' : 'a validator'}`
+      t.equal(res.statusCode, 400, label)
+      t.strictSame(json(res).errors.map((e: { field: string, index?: number }) => [e.index, e.field]), [[Array.isArray(body) ? 0 : undefined, 'released'], [Array.isArray(body) ? 0 : undefined, 'grid']], label)
+    }
+    t.strictSame((await rowsOf(app, movie)).map((row) => row.name), ['B'], 'nothing was written')
+  }
+})
