@@ -7,7 +7,7 @@ import { toDatabase } from '../../lib/table/column-types.js'
 import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
-/** A body as converted before the hooks (a copy, as a validator or hook may change it in place), and its values converted. */
+/** A body as converted before the hooks (a copy where a validator or hook may change it in place), and its values converted. */
 export interface Checked { readonly body: Row, readonly row: Map<TableColumn, unknown> }
 
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */
