@@ -51,8 +51,8 @@ export interface Server {
   readonly startup: number
   /** Asks the server to collect garbage, then reads its memory. */
   readonly idle: () => Promise<{ rss: number, peak: number }>
-  /** Its RSS once V8 has given back what start-up grew, on its own (see `settled`). */
-  readonly settled: () => Promise<number>
+  /** Its RSS once V8 has given back what start-up grew, on its own, and whether it did (see `settled`). */
+  readonly settled: () => Promise<Settled>
   /** Its V8 heap by space and its memory outside the heap, read without a GC. */
   readonly stats: () => Promise<HeapStats>
   readonly stop: () => Promise<void>
@@ -73,9 +73,12 @@ const newSpace = (stats: HeapStats): number => stats.spaces.find((s) => s.space_
  * "Memory"). No GC is forced: V8's memory reducer collects by itself some 8 s after allocation
  * stops and then shrinks the new space, as it does in any idle Node process, and a forced GC
  * does not shrink it. Read twice a second until the new space is smaller than at the first
- * reading and RSS has held for a second; at most 30 s, then the last reading.
+ * reading and RSS has held for a second; at most 30 s, then the last reading. V8 does not
+ * always run its memory reducer within those 30 s (seen on a slower machine, for either server
+ * in some starts), so `shrank` says whether it did: a reading without it is the just-started one.
  */
-async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<number> {
+export interface Settled { readonly rss: number, readonly shrank: boolean }
+async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<Settled> {
   const first = newSpace(await server.stats())
   let held = 0
   let last = memory(server.pid).rss
@@ -84,9 +87,9 @@ async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<number> 
     const { rss } = memory(server.pid)
     held = Math.abs(rss - last) < 0.1 ? held + 1 : 0
     last = rss
-    if (held >= 2 && newSpace(await server.stats()) < first) break
+    if (held >= 2 && newSpace(await server.stats()) < first) return { rss, shrank: true }
   }
-  return last
+  return { rss: last, shrank: false }
 }
 
 /**

@@ -115,6 +115,8 @@ export interface Process {
   /** RSS right after start-up and a forced GC, and once V8 has settled (bench/measure.ts `settled`), MB. */
   readonly idle?: number
   readonly settled?: number
+  /** Starts in which V8 did not give back the young generation within the wait: their settled reading is a just-started one. */
+  readonly unsettled?: number
   readonly peak: number
   readonly startup?: number
   readonly startup20?: number
@@ -135,7 +137,9 @@ export function processTable (processes: readonly Process[]): string[] {
     `| process | ${processes.map((p) => p.label).join(' | ')} | goal | met |`,
     `|---|${processes.map(() => '---:').join('|')}|---|:---:|`,
     ...row('idle RSS just started, after a GC, MB, the same tables', (p) => p.idle, 1, `(+${over((p) => p.idle).toFixed(1)})`, '—'),
-    ...row('idle RSS once V8 has settled, MB, the same tables', (p) => p.settled, 1, `≤ hand-written + 10 MB (+${over((p) => p.settled).toFixed(1)})`, ok(over((p) => p.settled) <= 10)),
+    ...row('idle RSS once V8 has settled, MB, the same tables', (p) => p.settled, 1, `≤ hand-written + 10 MB (+${over((p) => p.settled).toFixed(1)})`,
+      // Judged only when both servers settled in every start: an unsettled reading is a just-started one.
+      (hand.unsettled ?? 0) + (last.unsettled ?? 0) === 0 ? ok(over((p) => p.settled) <= 10) : `— (starts not settled in 30 s: ${hand.label} ${hand.unsettled ?? 0}, ${last.label} ${last.unsettled ?? 0})`),
     ...row('peak RSS over the run, MB', (p) => p.peak, 1, `≤ 1.2× hand-written (${(last.peak / hand.peak).toFixed(2)}×)`, ok(last.peak <= 1.2 * hand.peak)),
     ...row('spawn to first 200, ms, the same tables', (p) => p.startup, 0, `(+${over((p) => p.startup).toFixed(0)} ms)`, '—'),
     ...row('spawn to first 200, ms, TableCRUD with 20 tables', (p) => p.startup20, 0, `≤ hand-written + 300 ms (+${((last.startup20 ?? NaN) - (hand.startup ?? NaN)).toFixed(0)})`, ok((last.startup20 ?? Infinity) - (hand.startup ?? NaN) <= 300)),

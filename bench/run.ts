@@ -78,9 +78,9 @@ const start = async (k: Kind, env: Record<string, string>): Promise<Server> =>
  * one start of each not counted (the OS's file cache), then a start of each per round, in
  * alternating order.
  */
-async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number, settled: number }>> {
+async function starts (env: Record<string, string>, which: readonly Kind[]): Promise<Array<{ startup: number, idle: number, settled: number, unsettled: number }>> {
   for (const k of which) await (await start(k, env)).stop()
-  const figures = which.map(() => ({ startup: [] as number[], idle: [] as number[], settled: [] as number[] }))
+  const figures = which.map(() => ({ startup: [] as number[], idle: [] as number[], settled: [] as number[], unsettled: 0 }))
   for (let round = 0; round < settings.rounds; round++) {
     const order = which.map((k, i) => ({ k, i }))
     if (round % 2 === 1) order.reverse()
@@ -88,11 +88,13 @@ async function starts (env: Record<string, string>, which: readonly Kind[]): Pro
       const server = await start(k, env)
       figures[i]!.startup.push(server.startup)
       figures[i]!.idle.push((await server.idle()).rss)
-      figures[i]!.settled.push(await server.settled())
+      const { rss, shrank } = await server.settled()
+      figures[i]!.settled.push(rss)
+      if (!shrank) figures[i]!.unsettled++
       await server.stop()
     }
   }
-  return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle), settled: median(f.settled) }))
+  return figures.map((f) => ({ startup: median(f.startup), idle: median(f.idle), settled: median(f.settled), unsettled: f.unsettled }))
 }
 
 /** A group's figures widened to every kind, so the report's columns line up: a kind left out of the group serves none of its cases. */
@@ -139,7 +141,7 @@ try {
   }
   processes = kinds.map((k, i) => {
     const twenty = k.kind === 'crud' ? many[crudKinds.indexOf(k)] : undefined
-    return { label: k.label, idle: plain[i]?.idle, settled: plain[i]?.settled, peak: main.peaks[i]!, startup: plain[i]?.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle, settled20: twenty.settled }) }
+    return { label: k.label, idle: plain[i]?.idle, settled: plain[i]?.settled, unsettled: plain[i]?.unsettled, peak: main.peaks[i]!, startup: plain[i]?.startup, ...(twenty === undefined ? {} : { startup20: twenty.startup, idle20: twenty.idle, settled20: twenty.settled }) }
   })
   if (only === undefined && process.env.BENCH_RATE_LIMIT !== '0') rateLimits = await rateLimitCost(direct, settings.seconds, settings.connections)
 
