@@ -67,6 +67,9 @@ export interface HeapStats {
 
 const newSpace = (stats: HeapStats): number => stats.spaces.find((s) => s.space_name === 'new_space')!.space_size
 
+/** An idle server's RSS once settled, and whether V8 gave the young generation back (`settled`). */
+export interface Settled { readonly rss: number, readonly shrank: boolean }
+
 /**
  * RSS of a server left idle, once V8 has given back the young generation its start-up grew (20
  * tables' schemas and routes survive enough collections to double it twice: docs/performance.md,
@@ -77,7 +80,6 @@ const newSpace = (stats: HeapStats): number => stats.spaces.find((s) => s.space_
  * always run its memory reducer within those 30 s (seen on a slower machine, for either server
  * in some starts), so `shrank` says whether it did: a reading without it is the just-started one.
  */
-export interface Settled { readonly rss: number, readonly shrank: boolean }
 async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<Settled> {
   const first = newSpace(await server.stats())
   let held = 0
