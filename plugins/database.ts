@@ -198,6 +198,9 @@ export interface DatabaseOptions extends PoolOptions {
 
 type ConfigOf = (statement: Statement) => QueryConfig
 
+/** How many configs of custom-planned texts `configs` keeps: as many as it names. */
+const MAX_CUSTOM = 1000
+
 /**
  * pg's config of a statement, without its values (`clientQuery` gives them to pg apart), kept
  * per text. pg copies a config's own properties with their descriptors before every query
@@ -208,6 +211,7 @@ type ConfigOf = (statement: Statement) => QueryConfig
  */
 function configs (named: boolean): ConfigOf {
   const bases = new Map<string, QueryConfig>()
+  let customs = 0
   // BEGIN, COMMIT and ROLLBACK have no parameters and no plan to keep: sent as simple queries
   // (one message, no name), not as prepared statements (Bind, Describe, Execute, Sync and their
   // answers), which every write paid twice.
@@ -220,9 +224,15 @@ function configs (named: boolean): ConfigOf {
       const name = statement.plan === 'custom' ? undefined : statementName(statement.text)
       // Behind a transaction-mode pooler the name is not sent.
       config = Object.create({ text: statement.text, types: wireTypes, ...(named && name !== undefined ? { name } : {}) }) as QueryConfig
-      // Kept only with a name, so as bounded as the names are: texts past their cap run unnamed
-      // and build their config each time.
-      if (name !== undefined) bases.set(statement.text, config)
+      // Kept with a name, so as bounded as the names are; a custom-planned text (an aggregate, a
+      // pattern: built from a bounded shape cache too) up to a cap of its own. Texts past either
+      // cap build their config each time.
+      if (name !== undefined) {
+        bases.set(statement.text, config)
+      } else if (statement.plan === 'custom' && customs < MAX_CUSTOM) {
+        customs += 1
+        bases.set(statement.text, config)
+      }
     }
     return config
   }

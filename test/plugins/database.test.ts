@@ -130,6 +130,20 @@ t.test('run: a named prepared statement, wire type parsers, and the connection k
   t.equal(app.pg.pool.totalCount, 1)
 })
 
+t.test("run: plan 'custom' texts past the cap of kept configs still run, unnamed", async (t) => {
+  const { helper } = await helperApp(t)
+  // The helper keeps the configs of a thousand custom-planned texts; the ones after are built each time.
+  for (let i = 0; i <= 1000; i++) {
+    const { rows } = await helper.run<{ n: number }>({ text: `SELECT $1::int + ${i} AS n`, values: [1], plan: 'custom' })
+    if (rows[0]!.n !== i + 1) t.fail(`text ${i} answered ${rows[0]!.n}`)
+  }
+  const last = { text: 'SELECT $1::int AS past_the_cap', values: [9], plan: 'custom' as const }
+  t.strictSame((await helper.run(last)).rows, [{ past_the_cap: 9 }])
+  t.strictSame((await helper.run(last)).rows, [{ past_the_cap: 9 }], 'and again')
+  const prepared = await helper.run<{ n: string }>({ text: 'SELECT count(*) AS n FROM pg_prepared_statements', values: [] })
+  t.equal(prepared.rows[0]!.n, '1', 'none of them prepared: only the count itself is')
+})
+
 t.test('run: a connection that fails is dropped, and its error does not crash the process', { skip: db.embedded ? 'the embedded server is one session: it cannot terminate itself and serve on' : false }, async (t) => {
   const { app, helper } = await helperApp(t)
   const pid = (await helper.run<{ pid: number }>({ text: 'SELECT pg_backend_pid() AS pid', values: [] })).rows[0]!.pid
