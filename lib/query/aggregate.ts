@@ -96,6 +96,11 @@ export interface AggregateQuery {
   readonly having: readonly FilterTree[]
   readonly order: ReadonlyArray<{ readonly output: Output, readonly descending: boolean }>
   readonly readable: boolean
+  /**
+   * Every output of the rows, in order: each group key (and its readable), then each aggregate.
+   * One array per shape of the query (its outputs are kept per context), so a cache may be keyed by it.
+   */
+  readonly outputs: readonly Output[]
   readonly page: number
   readonly pageSize: number
   readonly rangeHeader: boolean
@@ -171,9 +176,8 @@ function parseGroupKey (ctx: QueryContext, item: string, index: number, readable
 }
 
 /** Every output by name; two outputs of one name are a 400 naming it. */
-function outputsByName (groups: readonly GroupKey[], aggregates: readonly Aggregate[]): Map<string, Output> {
+function outputsByName (all: readonly Output[]): Map<string, Output> {
   const byName = new Map<string, Output>()
-  const all = [...groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...aggregates]
   for (const output of all) {
     if (byName.has(output.name)) throw new TABLECRUD_ERR_QS_OUTPUT_CLASH(output.name)
     byName.set(output.name, output)
@@ -202,6 +206,7 @@ function havingFields (ctx: QueryContext, outputs: ReadonlyMap<string, Output>):
 interface Outputs {
   readonly aggregates: readonly Aggregate[]
   readonly groups: readonly GroupKey[]
+  readonly all: readonly Output[]
   readonly byName: ReadonlyMap<string, Output>
   readonly having: ReadonlyMap<string, FieldPath>
 }
@@ -225,8 +230,9 @@ function outputsOf (ctx: QueryContext, raw: RawQuery, readable: boolean): Output
     // Without __aggregate, groups are counted.
     const aggregates = [...new Set(wanted.length === 0 ? ['count'] : wanted)].map((item, i) => parseAggregate(ctx, item, i))
     const groups = [...new Set(keys)].map((item, i) => parseGroupKey(ctx, item, i, readable))
-    const byName = outputsByName(groups, aggregates)
-    found = { aggregates, groups, byName, having: havingFields(ctx, byName) }
+    const all = Object.freeze([...groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...aggregates])
+    const byName = outputsByName(all)
+    found = { aggregates, groups, all, byName, having: havingFields(ctx, byName) }
     if (byKey.size < MAX_SHAPES) byKey.set(key, found)
   }
   return found
@@ -236,7 +242,7 @@ function outputsOf (ctx: QueryContext, raw: RawQuery, readable: boolean): Output
 export function parseAggregateQuery (ctx: QueryContext, raw: RawQuery): AggregateQuery {
   const filters = parseFilterQuery(ctx, raw, AGGREGATE_CONTROL)
   const readable = flag('__readable', own(raw, '__readable'))
-  const { aggregates, groups, byName, having: fields } = outputsOf(ctx, raw, readable)
+  const { aggregates, groups, all, byName, having: fields } = outputsOf(ctx, raw, readable)
   const trees = [own(raw, '__having')].flat().filter((text): text is string => text !== undefined)
   const having = trees.length === 0 ? [] : parseTrees({ filterable: fields, maxPageSize: ctx.maxPageSize }, trees.map((text) => ({ key: '__having', text })))
   return {
@@ -246,6 +252,7 @@ export function parseAggregateQuery (ctx: QueryContext, raw: RawQuery): Aggregat
     having,
     order: parseOrder(raw, groups, byName),
     readable,
+    outputs: all,
     page: positive('__page', own(raw, '__page'), 1, 2147483647),
     pageSize: positive('__page_size', own(raw, '__page_size'), ctx.pageSize, ctx.maxPageSize),
     rangeHeader: flag('__range_header', own(raw, '__range_header')),

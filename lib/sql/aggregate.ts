@@ -88,17 +88,8 @@ function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input
 
 const outputsKey = (outputs: readonly Output[]): string => outputs.map((o) => o.name).join(',')
 
-/** Every output of the rows, in order: each key (and its readable), then each aggregate. */
-export function outputsOf (query: AggregateQuery): Output[] {
-  return [...query.groups.flatMap((g) => g.readable === null ? [g] : [g, g.readable]), ...query.aggregates]
-}
-
-/** The outer select list: each output under its wire name, unless one is too long for PostgreSQL. */
-function outerList (query: AggregateQuery): { list: string, named: boolean } {
-  const outputs = outputsOf(query)
-  const named = outputs.every((o) => Buffer.byteLength(o.name) <= 63)
-  return { list: named ? outputs.map((o) => `t0.${quoteIdent(o.alias)} AS ${quoteIdent(o.name)}`).join(', ') : 't0.*', named }
-}
+/** Whether every output's wire name fits PostgreSQL's 63 bytes, so the rows can hold the outputs under them. */
+const fitsNames = (outputs: readonly Output[]): boolean => outputs.every((o) => Buffer.byteLength(o.name) <= 63)
 
 /** What makes the text: outputs, filters, having trees, order (never values). */
 function aggregateKey (query: AggregateQuery): string {
@@ -108,8 +99,10 @@ function aggregateKey (query: AggregateQuery): string {
 
 /** One page of groups, with the number of groups as `__total` when `withTotal`. */
 export function compileAggregate (ctx: QueryContext, query: AggregateQuery, withTotal: boolean): AggregateStatement {
-  const outer = outerList(query)
+  const named = fitsNames(query.outputs)
   const { text, params } = pageCache(ctx, `aggregate|${withTotal}|${aggregateKey(query)}`, () => {
+    // Each output under its wire name, unless one is too long for PostgreSQL.
+    const outer = named ? query.outputs.map((o) => `t0.${quoteIdent(o.alias)} AS ${quoteIdent(o.name)}`).join(', ') : 't0.*'
     const params = new Params<Input>()
     const rows = new ScopedRows(ctx.scopes, params.scoped)
     const inner = grouped(ctx, query, params, rows)
@@ -117,10 +110,10 @@ export function compileAggregate (ctx: QueryContext, query: AggregateQuery, with
     const order = query.order.length === 0 ? '' : ` ORDER BY ${query.order.map((o) => `t0.${quoteIdent(o.output.alias)} ${o.descending ? 'DESC' : 'ASC'}`).join(', ')}`
     const total = withTotal ? `, count(*) OVER () AS ${TOTAL}` : ''
     const page = ` LIMIT ${params.add((input) => input.limit)} OFFSET ${params.add((input) => input.offset)}`
-    return { text: `SELECT ${outer.list}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
+    return { text: `SELECT ${outer}${total} FROM (${inner}) AS t0${having}${order}${page}`, shape: NO_SHAPE, params }
   })
   const offset = (query.page - 1) * query.pageSize
-  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }, ctx.scopes), offset, named: outer.named, plan: 'custom' as const })
+  return Object.freeze({ text, values: params.values({ filters: query.filters, having: query.having, limit: query.pageSize, offset }, ctx.scopes), offset, named, plan: 'custom' as const })
 }
 
 /** The number of groups an aggregate query has, for the total of an empty page. */
