@@ -289,7 +289,7 @@ export function databaseHelper (fastify: FastifyInstance, plugin: string, option
     // Not async: the primary's promise is returned as it is, without a layer of its own.
     run: (statement, intent) => replicas === null || intent !== 'read'
       ? runOn(statement, pool)
-      : replicas.read(async (replica) => await runOn(statement, replica), async () => await runOn(statement, pool)),
+      : replicas.read((replica) => runOn(statement, replica), () => runOn(statement, pool)),
     // An integrator's own SQL, as fastify.pg.query runs it (unnamed, pg's parsers), under the same connection policy.
     query: async (text, values) => await onConnection(async (client) => ({ result: await clientQuery(client, { text }, values, timeout), stale: false })),
     cursor: async (statement, intent, prelude) => replicas === null || intent !== 'read' || prelude !== undefined
