@@ -5,7 +5,7 @@ import { SchemaDriftError } from '../lib/db/check.js'
 import { wireTypes } from '../lib/db/types.js'
 import { errorFacts, isStalePlan, optionError, setupError } from '../lib/errors.js'
 import type { Database, Result, Row, RowCursor, Runner } from '../lib/db/port.js'
-import { BEGIN, COMMIT, ROLLBACK, statementName } from '../lib/sql/statements.js'
+import { BEGIN, COMMIT, MAX_NAMED, ROLLBACK, statementName } from '../lib/sql/statements.js'
 import type { Statement } from '../lib/table/statement.js'
 
 const guarded = new WeakSet<object>()
@@ -198,9 +198,6 @@ export interface DatabaseOptions extends PoolOptions {
 
 type ConfigOf = (statement: Statement) => QueryConfig
 
-/** How many configs of custom-planned texts `configs` keeps: as many as it names. */
-const MAX_CUSTOM = 1000
-
 /**
  * pg's config of a statement, without its values (`clientQuery` gives them to pg apart), kept
  * per text. pg copies a config's own properties with their descriptors before every query
@@ -224,12 +221,12 @@ function configs (named: boolean): ConfigOf {
       const name = statement.plan === 'custom' ? undefined : statementName(statement.text)
       // Behind a transaction-mode pooler the name is not sent.
       config = Object.create({ text: statement.text, types: wireTypes, ...(named && name !== undefined ? { name } : {}) }) as QueryConfig
-      // Kept with a name, so as bounded as the names are; a custom-planned text (an aggregate, a
-      // pattern: built from a bounded shape cache too) up to a cap of its own. Texts past either
-      // cap build their config each time.
+      // Kept with a name, so as bounded as the names are; custom-planned texts (an aggregate, a
+      // pattern: built from bounded shape caches too) as many as there may be names. Texts past
+      // either cap build their config each time.
       if (name !== undefined) {
         bases.set(statement.text, config)
-      } else if (statement.plan === 'custom' && customs < MAX_CUSTOM) {
+      } else if (statement.plan === 'custom' && customs < MAX_NAMED) {
         customs += 1
         bases.set(statement.text, config)
       }

@@ -6,7 +6,7 @@ import type { Statement } from '../table/statement.js'
  * keeps every statement it prepared, so the number of names must stay bounded.
  */
 const names = new Map<string, string>()
-const MAX_NAMED = 1000
+export const MAX_NAMED = 1000
 
 export function statementName (text: string): string | undefined {
   let name = names.get(text)
