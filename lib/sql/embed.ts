@@ -216,12 +216,39 @@ function readerOf (table: Table, column: TableColumn): { sql: (sql: string) => s
   return { sql: (sql) => `${sql}::text[]`, read: parse === null ? null : deep }
 }
 
+function notJson (value: unknown): never {
+  throw new Error(`The value "${String(value)}" cannot be written as a JSON number.`)
+}
+
+/** A real or double's value, as GET `/` answers it: an infinity is null, NaN fails the answer. */
+const finite: Convert = (v) => typeof v !== 'string' ? v : v === 'NaN' ? notJson(v) : null
+/** An array of them, as GET `/` answers it: an element JSON cannot write fails the answer. */
+const finiteElements: Convert = (v) => {
+  for (const element of v as unknown[]) {
+    if (Array.isArray(element)) finiteElements(element)
+    else if (typeof element === 'string') notJson(element)
+  }
+  return v
+}
+
+/**
+ * A double JSON cannot hold (NaN, an infinity) comes from PostgreSQL's JSON as a string, which
+ * the embed's serialiser (`JSON.stringify`) would write as it is: the check that makes it the
+ * answer GET `/` gives for the same value, null when the column holds no floating point.
+ */
+function floatCheck (table: Table, column: TableColumn): Convert | null {
+  const value = keyColumn(table, column)
+  const scalar = scalarOf(value)
+  if (scalar.type !== 'real' && scalar.type !== 'doublePrecision') return null
+  return value === scalar ? finite : finiteElements
+}
+
 /** Puts the values of an embed's rows that came as text into wire form, in place; null when none did. */
 function arrayConverter (items: readonly Item[]): Convert | null {
   // The objects down to each value and its key, split once: this runs for every embedded row.
   const steps: Array<{ parents: readonly string[], last: string, convert: Convert }> = []
   for (const { path, source } of items) {
-    const convert = source === null ? null : isEmbed(source) ? source.convert : readerOf(source.table, source.column)?.read ?? null
+    const convert = source === null ? null : isEmbed(source) ? source.convert : readerOf(source.table, source.column)?.read ?? floatCheck(source.table, source.column)
     if (convert !== null) steps.push({ parents: path.slice(0, -1), last: path[path.length - 1]!, convert })
   }
   if (steps.length === 0) return null

@@ -7,6 +7,7 @@ import { aggregateQuerySchema, aggregateRowSchema, AggregateResponse } from '../
 import { described, listResponse } from '../../schemas/responses.js'
 import { pathOf, sendError } from '../errors.js'
 import { serialiserCompiler } from './compilers.js'
+import { sendJson } from './serialise.js'
 import type { CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { setContentRange } from './reads.js'
@@ -68,9 +69,8 @@ export function aggregateRoutes (c: CrudContext): void {
           : statement.offset === 0 ? 0 : Number((await db.run<{ count: string }>(compileAggregateCount(scoped, query), 'read')).rows[0]!.count)
         setContentRange(reply, query.rangeHeaderName, statement.offset, result.rows.length, total)
       }
-      reply.type('application/json; charset=utf-8').serializer(serialiserOf(outputs))
       // Named rows go out as pg gives them: the serialiser writes a count's digits as an integer.
-      return { rows: statement.named ? result.rows : result.rows.map((row) => wireRow(row, outputs)) }
+      return await sendJson(reply, serialiserOf(outputs)({ rows: statement.named ? result.rows : result.rows.map((row) => wireRow(row, outputs)) }))
     }
   })
   notAllowed(fastify, URL, [])

@@ -11,7 +11,7 @@ import { countRows } from './count.js'
 import { exportFormat, sendExport } from './export.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
-import { customShape, rowsOf, shapeSerialiser } from './serialise.js'
+import { customShape, rowsOf, sendJson, shapeSerialiser } from './serialise.js'
 
 /** The read routes of SPEC §2.3 and §2.4: GET `/` and GET `/:id/`. */
 export function readRoutes (c: CrudContext): void {
@@ -41,7 +41,7 @@ export function readRoutes (c: CrudContext): void {
       const result = await db.run(statement, 'read')
       const rows = rowsOf(result, statement)
       if (query.rangeHeader) await contentRange(c, scoped, reply, query, statement, result.rows)
-      if (customShape(statement, query.readable)) serialiseShape.reply(reply, statement.shape)
+      if (customShape(statement, query.readable)) return await serialiseShape.page(reply, statement.shape, { rows })
       return { rows }
     }
   })
@@ -73,7 +73,7 @@ export function readRoutes (c: CrudContext): void {
       reply.header('etag', etag)
       const none = request.headers['if-none-match']
       if (none !== undefined && ifNoneMatch(none, etag)) return await reply.code(304).send()
-      return await reply.type('application/json; charset=utf-8').send(text)
+      return await sendJson(reply, text)
     }
   })
 }
@@ -103,8 +103,9 @@ async function keysetPage (c: CrudContext, ctx: QueryContext, serialiseShape: Re
     url.searchParams.set('__cursor', next)
     reply.header('link', `<${url.href}>; rel="next"`)
   }
-  if (customShape(statement, query.readable)) serialiseShape.reply(reply, statement.shape)
-  return { rows: page.map((r) => shapeRow(r, statement.shape)), next_cursor: next }
+  const body = { rows: page.map((r) => shapeRow(r, statement.shape)), next_cursor: next }
+  if (customShape(statement, query.readable)) return await serialiseShape.page(reply, statement.shape, body)
+  return body
 }
 
 /**

@@ -10,12 +10,12 @@ import type { Row } from './options.js'
 const MAX_SHAPES = 500
 
 /**
- * Serialisers for query shapes the route schema does not cover (joins, `__readable`), by
- * shape, so each shape's fast-json-stringify function is compiled once per context: a list's
- * is set on the reply (`reply`), one row's is called by GET `/:id/`, which hashes the text for
- * its ETag (`text`).
+ * Serialisers for query shapes the route schema does not cover (joins, `__readable`, embeds), by
+ * shape, so each shape's fast-json-stringify function is compiled once per context: a page's
+ * is sent by `page`, one row's is called by GET `/:id/`, which hashes the text for its ETag
+ * (`text`).
  */
-export function shapeSerialiser (): { reply: (reply: FastifyReply, shape: Shape) => void, text: (shape: Shape, row: Row) => string } {
+export function shapeSerialiser (): { page: (reply: FastifyReply, shape: Shape, page: object) => FastifyReply, text: (shape: Shape, row: Row) => string } {
   const serialisers = new Map<string, (data: unknown) => string>()
   const of = (shape: Shape, list: boolean): (data: unknown) => string => {
     const key = `${list ? 'list' : 'one'}:${shape.key}`
@@ -27,10 +27,19 @@ export function shapeSerialiser (): { reply: (reply: FastifyReply, shape: Shape)
     return serialise
   }
   return {
-    // A custom serialiser leaves the content type unset: Fastify only sets it for its own.
-    reply: (reply, shape) => { reply.type('application/json; charset=utf-8').serializer(of(shape, true)) },
+    page: (reply, shape, page) => sendJson(reply, of(shape, true)(page)),
     text: (shape, row) => of(shape, false)(row)
   }
+}
+
+/**
+ * A body written by a serialiser of the handler's own, sent as text. Not set with
+ * `reply.serializer`: a value it cannot write (a NaN) is then the handler's error, answered
+ * with the route's error schema; a serialiser set on the reply was also handed the error's
+ * body, and its failure went out as Fastify's own 500 (`"rows" is required!`).
+ */
+export function sendJson (reply: FastifyReply, text: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(text)
 }
 
 /** The response rows of a SELECT: pg's rows as they are when the shape is flat. */
