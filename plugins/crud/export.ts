@@ -58,31 +58,36 @@ function encoder (format: ExportFormat, shape: Shape): { head: string, line: (ro
 export async function sendExport (c: CrudContext, ctx: QueryContext, reply: FastifyReply, query: ListQuery, format: ExportFormat): Promise<FastifyReply> {
   const statement = compileExport(ctx, query, c.options.maxExportRows ?? null)
   const cursor = await c.db.cursor(statement, 'read')
+  const { head, line } = encoder(format, statement.shape)
+  const encode = (rows: ReadonlyArray<Record<string, unknown>>): string => rows.map(line).join('')
+  // What fails before the first byte (the statement, or a value the encoder cannot write: an
+  // embedded NaN) is the usual answer, the cursor closed.
   let first: Array<Record<string, unknown>>
+  let text: string
   try {
     first = await cursor.read(BATCH)
+    text = head + encode(first)
   } catch (error) {
     await cursor.close()
     throw error
   }
-  const { head, line } = encoder(format, statement.shape)
-  const encode = (rows: ReadonlyArray<Record<string, unknown>>): string => rows.map(line).join('')
   let reading = false
   const stream = new Readable({
     read () {
       /* c8 ignore next: Node calls read() again only after a push; a guard should a stream ever not */
       if (reading) return
       reading = true
+      // Later, the stream is destroyed: the client sees the answer cut short.
       cursor.read(BATCH).then((rows) => {
         reading = false
         this.push(rows.length === 0 ? null : encode(rows))
-      }, (error: Error) => this.destroy(error))
+      }).catch((error: Error) => this.destroy(error))
     },
     destroy (error, callback) {
       cursor.close().then(() => callback(error), callback)
     }
   })
-  stream.push(head + encode(first))
+  stream.push(text)
   if (first.length === 0) stream.push(null)
   return await reply.type(`${MEDIA_TYPES[format]}; charset=utf-8`).send(stream)
 }

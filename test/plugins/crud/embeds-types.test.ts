@@ -116,4 +116,23 @@ t.test('a double JSON cannot write: embedded, the answer GET / gives for it', as
   const aggregate = await app.inject('/items/aggregate/?owner=4&__aggregate=max(ratio)')
   t.equal(aggregate.statusCode, 500)
   t.strictSame(JSON.parse(aggregate.body), failed, 'an aggregate of NaN too')
+  // An export writes embeds as the JSON answer does: before the first byte, the usual 500.
+  const exported = await app.inject('/owners/?id=4&__format=ndjson&__visible_fields=items.ratio')
+  t.equal(exported.statusCode, 500)
+  t.strictSame(JSON.parse(exported.body), failed, 'an export too, its cursor closed')
+  t.equal(app.pg.pool.totalCount - app.pg.pool.idleCount, 0, 'no connection checked out')
+})
+
+t.test('an export past its first batch: a value it cannot write cuts it short, its connection released', async (t) => {
+  // Past the 500 rows of the first batch, an owner whose embedded row holds NaN.
+  await db.pool.query("INSERT INTO emb_owner (name) SELECT 'many ' || i FROM generate_series(1, 600) AS i")
+  await db.pool.query("INSERT INTO emb_item (owner, ratio) SELECT max(id), 'NaN' FROM emb_owner")
+  const address = await app.listen({ port: 0, host: '127.0.0.1' })
+  const response = await fetch(`${address}/owners/?id__operator=gt&id=4&__format=ndjson&__order=id&__visible_fields=id,items.ratio`)
+  t.equal(response.status, 200, 'the first batch went out')
+  const read = await response.text().then(() => 'whole', (error: Error) => `cut short: ${error.message}`)
+  t.equal(read, 'cut short: terminated')
+  const pool = app.pg.pool
+  for (let i = 0; i < 100 && pool.totalCount !== pool.idleCount; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.equal(pool.totalCount - pool.idleCount, 0, 'no connection checked out')
 })
