@@ -21,6 +21,7 @@ import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
 import { rowAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
+import { sendJson } from './serialise.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
 import { updateColumns, upsertOne, upsertRows, type UpsertRow } from './upsert.js'
 import { atIndex, writeRows, writeStatement } from './write-rows.js'
@@ -192,7 +193,7 @@ async function insertOne (c: CrudContext, ctx: QueryContext, values: Values, ans
 
 /** A 201 (or `status`) of POST `/`, its body already written. */
 function send (reply: FastifyReply, text: string, status = 201): FastifyReply {
-  return reply.code(status).type('application/json; charset=utf-8').send(text)
+  return sendJson(reply.code(status), text)
 }
 
 /**

@@ -21,6 +21,7 @@ import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { compilers, route } from './routing.js'
 import { checkScope } from './scope.js'
+import { sendJson } from './serialise.js'
 
 type IdRoute = { Params: { id: string }, Body: Row }
 
@@ -90,7 +91,7 @@ export function writeRoutes (c: CrudContext): void {
 
 /** The 200 of PUT and PATCH: the row as written before COMMIT (its text), with its ETag. */
 function answer (reply: FastifyReply, text: string): FastifyReply {
-  return reply.header('etag', textETag(text)).type('application/json; charset=utf-8').send(text)
+  return sendJson(reply.header('etag', textETag(text)), text)
 }
 
 /** The request headers of PUT, PATCH and DELETE `/:id/`, for OpenAPI only. */
