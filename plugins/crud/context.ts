@@ -5,7 +5,7 @@ import { queryContext, withScopes, type Filter, type QueryContext } from '../../
 import { NO_SCOPES, parseScope, scopesOf, UNRESOLVED_SCOPES, type ScopeFunction } from '../../lib/query/scope.js'
 import { relationsOf } from '../../lib/table/relations.js'
 import { allTables, type Table } from '../../lib/table/table.js'
-import { errorResponses, type ErrorStatus } from '../../schemas/responses.js'
+import { byStatus, errorResponses, type ErrorStatus } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
 import type { Database } from '../../lib/db/port.js'
 import { databaseHelper } from '../database.js'
@@ -93,7 +93,7 @@ export function crudContext (fastify: FastifyInstance, options: CheckedOptions):
       tags: [table.name],
       operationId: `${operationIds}.${name}`,
       ...schema,
-      response: { ...schema.response, ...errorResponses([...statuses, ...(guardedBy(operation) ? [400, 403] as const : []), ...(scopedWrite(operation) ? [403] as const : [])]) }
+      response: byStatus({ ...schema.response, ...errorResponses([...statuses, ...(guardedBy(operation) ? [400, 403] as const : []), ...(scopedWrite(operation) ? [403] as const : [])]) })
     }),
     queryOptions: { excludeSecrets, maxJoins, maxPageSize: options.maxPageSize, maxEmbedRows: options.maxEmbedRows }
   }

@@ -3,7 +3,7 @@ import Fastify from 'fastify'
 import { Ajv } from 'ajv'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { Type } from '@sinclair/typebox'
-import { CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../../schemas/responses.js'
+import { byStatus, CountResponse, ErrorResponse, IdsResponse, listResponse, ReferencesResponse } from '../../schemas/responses.js'
 
 const plain = (schema: unknown): any => JSON.parse(JSON.stringify(schema))
 const STRING = { type: 'string' }
@@ -115,4 +115,17 @@ t.test('the error schema serialises the extra members of an error', async (t) =>
   const response = await app.inject('/')
   t.equal(response.statusCode, 422)
   t.strictSame(response.json(), body)
+})
+
+t.test('byStatus: the responses as an ordinary object, kept in a dictionary only by V8', async (t) => {
+  const responses = { 200: { type: 'object' }, 404: ErrorResponse, 503: ErrorResponse }
+  const byCode = byStatus(responses)
+  t.strictSame(byCode, responses)
+  t.same(Object.keys(byCode), ['200', '404', '503'])
+  t.equal(Object.getPrototypeOf(byCode), Object.prototype)
+  // Plain data properties, as an integrator's onRoute hook may change them; the seed key is gone.
+  t.strictSame(Object.getOwnPropertyDescriptor(byCode, 404), { value: ErrorResponse, writable: true, enumerable: true, configurable: true })
+  t.notOk(Object.hasOwn(byCode, 0))
+  byCode[201] = STRING
+  t.same(Object.keys(byCode), ['200', '201', '404', '503'])
 })
