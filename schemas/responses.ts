@@ -178,7 +178,7 @@ const RESPONSES = new Map<ErrorStatus, TSchema>([
  * A route's responses by status, as Fastify takes them: plain properties, held by V8 in a small
  * dictionary. Set on an ordinary object, numeric keys make an array as long as the highest
  * status, 504 slots (some 5 kB) for a route that can answer 503, kept by every route of every
- * table (0.45 MB of heap with 20 tables; docs/performance.md, ninth pass). A read-only element
+ * table (0.6 MB of heap with 20 tables; docs/performance.md, ninth pass). A read-only element
  * turns the elements into a dictionary, which stays one once it is deleted, keys this sparse.
  */
 export function byStatus<T> (responses: Record<number, T>): Record<number, T> {
