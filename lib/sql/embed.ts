@@ -185,7 +185,7 @@ function keyColumn (table: Table, column: TableColumn): ColumnSpec {
   return current
 }
 
-type Convert = (value: unknown) => unknown
+export type Convert = (value: unknown) => unknown
 
 /**
  * A timestamp in its wire form (SPEC §2.2), written by PostgreSQL as the bench's hand-written
@@ -220,23 +220,28 @@ function notJson (value: unknown): never {
   throw new Error(`The value "${String(value)}" cannot be written as a JSON number.`)
 }
 
+/**
+ * A real or double JSON cannot write: NaN or an infinity, a number as pg reads a column, or the
+ * string PostgreSQL's JSON writes for it in an embed (where a float is never a string otherwise).
+ */
+const unwritable = (v: unknown): boolean => typeof v === 'string' || (typeof v === 'number' && !Number.isFinite(v))
 /** A real or double's value, as GET `/` answers it: an infinity is null, NaN fails the answer. */
-const finite: Convert = (v) => typeof v !== 'string' ? v : v === 'NaN' ? notJson(v) : null
+const finite: Convert = (v) => !unwritable(v) ? v : v === 'NaN' || Number.isNaN(v) ? notJson(v) : null
 /** An array of them, as GET `/` answers it: an element JSON cannot write fails the answer. */
 const finiteElements: Convert = (v) => {
   for (const element of v as unknown[]) {
     if (Array.isArray(element)) finiteElements(element)
-    else if (typeof element === 'string') notJson(element)
+    else if (unwritable(element)) notJson(element)
   }
   return v
 }
 
 /**
- * A double JSON cannot hold (NaN, an infinity) comes from PostgreSQL's JSON as a string, which
- * the embed's serialiser (`JSON.stringify`) would write as it is: the check that makes it the
- * answer GET `/` gives for the same value, null when the column holds no floating point.
+ * The check that gives a real or double column's value the answer GET `/` gives for it, where a
+ * serialiser other than the page's writes it (an embed's `JSON.stringify`, an export); null when
+ * the column holds no floating point.
  */
-function floatCheck (table: Table, column: TableColumn): Convert | null {
+export function floatCheck (table: Table, column: TableColumn): Convert | null {
   const value = keyColumn(table, column)
   const scalar = scalarOf(value)
   if (scalar.type !== 'real' && scalar.type !== 'doublePrecision') return null

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ExportFormat, ListQuery, QueryContext } from '../../lib/query/parse.js'
+import { floatCheck, isEmbed, type Convert } from '../../lib/sql/embed.js'
 import { cellOf, compileExport, shapeRow } from '../../lib/sql/select.js'
 import type { Shape } from '../../lib/table/statement.js'
 import type { CrudContext } from './context.js'
@@ -38,12 +39,34 @@ export function csvField (value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text
 }
 
+/**
+ * The real and double columns of a shape, each with its check: an export writes the values GET
+ * `/` answers, so an infinity is null, and NaN (or either inside an array) fails as the page
+ * does. An embed checks its own (`cellOf`).
+ */
+function floatChecks (shape: Shape): Array<{ alias: string, check: Convert }> {
+  const checks: Array<{ alias: string, check: Convert }> = []
+  shape.sources.forEach((source, i) => {
+    const check = source === null || isEmbed(source) ? null : floatCheck(source.table, source.column)
+    if (check !== null) checks.push({ alias: shape.aliases[i]!, check })
+  })
+  return checks
+}
+
 function encoder (format: ExportFormat, shape: Shape): { head: string, line: (row: Record<string, unknown>) => string } {
-  if (format === 'ndjson') return { head: '', line: (row) => JSON.stringify(shapeRow(row, shape)) + '\n' }
+  const floats = floatChecks(shape)
+  const checked = (row: Record<string, unknown>): Record<string, unknown> => {
+    for (const { alias, check } of floats) if (row[alias] !== null) row[alias] = check(row[alias])
+    return row
+  }
+  if (format === 'ndjson') return { head: '', line: (row) => JSON.stringify(shapeRow(checked(row), shape)) + '\n' }
   // Flat columns by their alias, so a joined field is one column named by its path, an embed its JSON text.
   return {
     head: shape.paths.map((p) => csvField(p.join('.'))).join(',') + '\r\n',
-    line: (row) => shape.aliases.map((_a, i) => csvField(cellOf(row, shape, i))).join(',') + '\r\n'
+    line: (row) => {
+      checked(row)
+      return shape.aliases.map((_a, i) => csvField(cellOf(row, shape, i))).join(',') + '\r\n'
+    }
   }
 }
 
