@@ -1,4 +1,5 @@
 import type { TableColumn } from '../table/table.js'
+import { perObject } from '../table/per-table.js'
 import { quoteIdent } from './identifier.js'
 import type { InsertTail } from './write.js'
 
@@ -15,19 +16,14 @@ export const INSERTED = '__inserted'
  */
 export function upsertTail (target: readonly TableColumn[], update: readonly TableColumn[]): InsertTail {
   if (target.length === 0) throw new Error('upsertTail: a conflict target needs a column')
-  let byUpdate = tails.get(target)
-  if (byUpdate === undefined) tails.set(target, byUpdate = new Map())
   // NUL is in no PostgreSQL name: the key of one list of columns is no other's.
-  const key = update.map((c) => c.name).join('\0')
-  const known = byUpdate.get(key)
-  if (known !== undefined) return known
-  const sets = (update.length === 0 ? target.slice(0, 1) : update).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
-  const tail = Object.freeze({
-    onConflict: ` ON CONFLICT (${target.map((c) => quoteIdent(c.name)).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
-    returning: `, (xmax = 0) AS ${quoteIdent(INSERTED)}`
+  return tails(target, update.map((c) => c.name).join('\0'), () => {
+    const sets = (update.length === 0 ? target.slice(0, 1) : update).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
+    return Object.freeze({
+      onConflict: ` ON CONFLICT (${target.map((c) => quoteIdent(c.name)).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
+      returning: `, (xmax = 0) AS ${quoteIdent(INSERTED)}`
+    })
   })
-  if (byUpdate.size < MAX_TAILS) byUpdate.set(key, tail)
-  return tail
 }
 
 /**
@@ -35,5 +31,5 @@ export function upsertTail (target: readonly TableColumn[], update: readonly Tab
  * each upsert of a shape seen before reuses its text. The columns a body sends choose them, so
  * a target keeps at most this many; past it, a tail is written each time.
  */
-const tails = new WeakMap<readonly TableColumn[], Map<string, InsertTail>>()
 export const MAX_TAILS = 256
+const tails = perObject<readonly TableColumn[], string, InsertTail>(MAX_TAILS)

@@ -7,10 +7,15 @@ import type { Table } from './table.js'
  * `make` runs each time and nothing more is kept.
  */
 export function perTable<K, V> (max = Infinity): (table: Table, key: K, make: () => V) => V {
-  const byTable = new WeakMap<Table, Map<K, V>>()
-  return (table, key, make) => {
-    let byKey = byTable.get(table)
-    if (byKey === undefined) byTable.set(table, byKey = new Map())
+  return perObject<Table, K, V>(max)
+}
+
+/** `perTable` for what is derived from another object kept for the process (a conflict target's columns). */
+export function perObject<O extends object, K, V> (max = Infinity): (owner: O, key: K, make: () => V) => V {
+  const byOwner = new WeakMap<O, Map<K, V>>()
+  return (owner, key, make) => {
+    let byKey = byOwner.get(owner)
+    if (byKey === undefined) byOwner.set(owner, byKey = new Map())
     let value = byKey.get(key)
     if (value === undefined) {
       value = make()
