@@ -1,10 +1,10 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import Fastify from 'fastify'
 import fastifyPostgres from '@fastify/postgres'
 import * as index from '../index.js'
+import { importsOf, ROOT } from './helpers/imports.js'
 
 /**
  * The package's index exports the plugins beside TableCRUD as shells that import their code
@@ -12,10 +12,9 @@ import * as index from '../index.js'
  * same scope rule, the same name for other plugins' `dependencies`.
  */
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const INDEX = readFileSync(join(ROOT, 'index.ts'), 'utf8')
-const SHELL = /export const (\w+) = lazyPlugin\(async \(\) => \(await import\('([^']+)'\)\)\.(\w+), '([^']+)'(, true)?\)/g
-const shells = [...INDEX.matchAll(SHELL)].map(([, name, module, loaded, pluginName, shared]) => ({ name: name!, module: module!, loaded: loaded!, pluginName: pluginName!, shared: shared !== undefined }))
+const SHELL = /export const (\w+) = lazyPlugin\(async \(\) => \(await import\('([^']+)'\)\)\.(\w+), '[^']+'(, true)?\)/g
+const shells = [...INDEX.matchAll(SHELL)].map(([, name, module, loaded, shared]) => ({ name: name!, module: module!, loaded: loaded!, shared: shared !== undefined }))
 const exported = index as unknown as Record<string, Record<symbol, unknown> & { name: string }>
 
 t.test('each shell is, to Fastify, the plugin it loads', async (t) => {
@@ -47,20 +46,13 @@ t.test('a registered shell does what its plugin does', async (t) => {
   t.same((await app.inject('/ops/health/live')).json(), { status: 'live' })
 })
 
-/** The project files a source loads with it: its imports and re-exports, not `import()` nor those of types only. */
-function staticImports (file: string): string[] {
-  const text = readFileSync(join(ROOT, file), 'utf8')
-  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s(?!type\s)(?:[^'"]*?\sfrom\s)?['"](\.[^'"]+)['"]/g)]
-    .map((m) => relative(ROOT, join(ROOT, dirname(file), m[1]!)).replace(/\.js$/, '.ts'))
-}
-
 t.test('importing the package loads none of them', async (t) => {
   const loaded = new Set<string>()
   const pending = ['index.ts']
   for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
     if (loaded.has(file)) continue
     loaded.add(file)
-    pending.push(...staticImports(file))
+    pending.push(...importsOf(file, readFileSync(join(ROOT, file), 'utf8'), true))
   }
   for (const shell of shells) t.notOk(loaded.has(shell.module.replace(/^\.\//, '').replace(/\.js$/, '.ts')), `${shell.module} is not imported with the package`)
   t.ok(loaded.has('plugins/crud/table-crud.ts'), 'TableCRUD is')

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { importsOf, ROOT } from './helpers/imports.js'
 
 /**
  * The house rules of DESIGN §2 and STYLE "Layers", read from every source file's imports:
@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url'
  * forms it describes; STYLE's "only lib/table" is not enforced, docs/testing.md.)
  */
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const SOURCES = ['lib', 'schemas', 'plugins']
 
 function sourceFiles (dir: string): string[] {
@@ -20,19 +19,6 @@ function sourceFiles (dir: string): string[] {
     if (entry.isDirectory()) return sourceFiles(path)
     return entry.name.endsWith('.ts') && !entry.name.endsWith('.d.ts') ? [path] : []
   })
-}
-
-const IMPORT = /(?:^|\n)\s*(?:import|export)\s(?:[^'"]*?\sfrom\s)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g
-
-/** The project files a source imports (static, re-exports and dynamic), as paths from the root. */
-export function importsOf (file: string, text: string): string[] {
-  const found: string[] = []
-  for (const match of text.matchAll(IMPORT)) {
-    const specifier = match[1] ?? match[2]!
-    if (!specifier.startsWith('.')) continue
-    found.push(relative(ROOT, join(ROOT, dirname(file), specifier)).replace(/\.js$/, '.ts'))
-  }
-  return found
 }
 
 /** The folder a file belongs to, for the rules: `lib/sql`, `lib` (its top-level files), `schemas`, `plugins/crud`. */
@@ -108,6 +94,8 @@ const graph = new Map(SOURCES.flatMap(sourceFiles).map((file) => [file, importsO
 t.test('the rules catch what they are for', async (t) => {
   t.same(importsOf('lib/sql/a.ts', "import { x } from '../table/b.js'\nexport * from './c.js'\nimport type { Y } from '../../schemas/d.js'\nimport 'pg'\nconst m = await import('../db/e.js')"),
     ['lib/table/b.ts', 'lib/sql/c.ts', 'schemas/d.ts', 'lib/db/e.ts'])
+  t.same(importsOf('lib/sql/a.ts', "import { x } from '../table/b.js'\nexport type { Y } from '../../schemas/d.js'\nconst m = await import('../db/e.js')", true),
+    ['lib/table/b.ts'], 'loaded with it: neither types alone nor import()')
   t.same(folderOf('lib/errors.ts'), 'lib')
   t.same(folderOf('plugins/crud/reads.ts'), 'plugins/crud')
   const bad = new Map([
