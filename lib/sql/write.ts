@@ -42,7 +42,14 @@ export function compileInScope (ctx: ScopedTable, ids: readonly unknown[]): Stat
  * lists; preSave hooks may make a few more. Past the cap a text is written each time, so no
  * sequence of bodies grows the cache.
  */
-const inserts = perTable<string, { head: string, text: string }>(16)
+const inserts = perTable<string, InsertText>(16)
+
+/**
+ * An INSERT's texts: without RETURNING (`head`), with it (`text`), and with each unscoped
+ * upsert tail (`upserts`, by the tail upsertTail keeps: an upsert of one row sends one of these
+ * texts, not a new string for the port to hash each time).
+ */
+interface InsertText { readonly head: string, readonly text: string, readonly upserts: WeakMap<InsertTail, string> }
 
 /**
  * `INSERT INTO <table> (<columns>) VALUES ($1, ..., $n)` of the row's columns in its order, and
@@ -50,7 +57,7 @@ const inserts = perTable<string, { head: string, text: string }>(16)
  * writing them; and the port (plugins/database.ts) finds a text it has seen before by a hash
  * the string already holds.
  */
-function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): { head: string, text: string } {
+function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): InsertText {
   // Whether secrets are excluded ('x'), then each name after a NUL, which no identifier holds.
   let key = excludeSecrets ? 'x' : 's'
   for (const c of row.keys()) key += '\0' + c.name
@@ -58,7 +65,7 @@ function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSe
     const columns = [...row.keys()].map((c) => quoteIdent(c.name)).join(', ')
     const params = Array.from({ length: row.size }, (_, i) => `$${i + 1}`).join(', ')
     const head = `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`
-    return { head, text: `${head} RETURNING ${returningList(t, excludeSecrets)}` }
+    return { head, text: `${head} RETURNING ${returningList(t, excludeSecrets)}`, upserts: new WeakMap() }
   })
 }
 
@@ -69,8 +76,16 @@ export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>,
   if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${onConflict(t, tail, values)}${returning()}`, values: values.list })
   // The row's values are $1 to $n, as insertText writes them; a scope's come after.
   values.list.push(...row.values())
-  const { head, text } = insertText(t, row, excludeSecrets)
-  return Object.freeze({ text: tail === NO_TAIL ? text : `${head}${onConflict(t, tail, values)}${returning()}`, values: values.list })
+  const texts = insertText(t, row, excludeSecrets)
+  return Object.freeze({ text: tail === NO_TAIL ? texts.text : upsertText(texts, tail, () => `${texts.head}${onConflict(t, tail, values)}${returning()}`), values: values.list })
+}
+
+/** An upsert's text: kept with its INSERT's when its tail adds no scope, whose values vary by request. */
+function upsertText (texts: InsertText, tail: InsertTail, write: () => string): string {
+  if (tail.scoped !== undefined) return write()
+  let text = texts.upserts.get(tail)
+  if (text === undefined) texts.upserts.set(tail, text = write())
+  return text
 }
 
 /**

@@ -36,22 +36,17 @@ export function updateColumns (table: Table, target: readonly TableColumn[], bod
   return update
 }
 
-/** The row as served, and whether it was inserted: told by the statement itself (lib/sql/upsert.ts). */
-function split (row: Row): { row: Row, inserted: boolean } {
-  const { [INSERTED]: inserted, ...rest } = row
-  return { row: rest, inserted: inserted === true }
-}
-
-/** Upserts one row: resolves to the row as GET `/:id/` serves it, and whether it was inserted. */
+/**
+ * Upserts one row: resolves to the row as written, whether it was inserted (told by the
+ * statement itself, lib/sql/upsert.ts) and its answer. The row keeps `__inserted`, as
+ * upsertRows' do: `answer` writes it by the row schema, which has no such property.
+ */
 export async function upsertOne (c: CrudContext, ctx: QueryContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
   const { table, options: { excludeSecrets } } = c
   const scoped = isScoped(ctx)
   // Unscoped, the tail has no scope to add to its ON CONFLICT: the cached tail as it is.
   const statement = compileInsert(table, one.values, excludeSecrets, scoped ? { ...upsertTail(target, one.update), scoped: ctx } : upsertTail(target, one.update))
-  return await writeStatement(c, ctx, statement, resultTypes(table, excludeSecrets, true), 1, ([row]) => {
-    const written = split(row!)
-    return { ...written, text: answer(written.row) }
-  })
+  return await writeStatement(c, ctx, statement, resultTypes(table, excludeSecrets, true), 1, ([row]) => ({ row: row!, inserted: row![INSERTED] === true, text: answer(row!) }))
 }
 
 /**

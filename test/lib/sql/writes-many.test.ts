@@ -38,6 +38,11 @@ t.test('upsertTail: ON CONFLICT DO UPDATE of the given columns, the target set t
     text: 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"',
     values: ['A', 1]
   })
+  // The insert's texts are kept with each tail: another tail, then the first again, and no tail, each its own.
+  const titleYear = (): Map<TableColumn, unknown> => new Map<TableColumn, unknown>([[col('title'), 'B'], [col('year'), 2]])
+  t.equal(compileInsert(album, titleYear(), true, upsertTail(tailTarget, [])).text, 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) ON CONFLICT ("title") DO UPDATE SET "title" = EXCLUDED."title" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"')
+  t.equal(compileInsert(album, titleYear(), true, tail).text, one.text)
+  t.equal(compileInsert(album, titleYear(), true).text, 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) RETURNING "id", "title", "year"')
   t.equal(compileInsert(album, new Map(), true, tail).text, 'INSERT INTO "album" DEFAULT VALUES ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"')
   const rows = compileInsertRows(album, [new Map<TableColumn, unknown>([[col('title'), 'A']]), new Map<TableColumn, unknown>([[col('title'), 'B']])], true, tail)
   t.equal(rows.text, 'INSERT INTO "album" ("title") SELECT x."title" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"')
