@@ -52,7 +52,8 @@ const OIDS: Readonly<Record<string, readonly [number, number]>> = {
   jsonb: [3802, 3807]
 }
 
-const resultTypesOf = perTable<string, readonly number[] | null>()
+// By a number of the two flags: a key string built each request cost its hashing.
+const resultTypesOf = perTable<number, readonly number[] | null>()
 
 /**
  * The type OIDs of the columns a write returns (`returningList`: the visible columns, in order)
@@ -63,7 +64,7 @@ const resultTypesOf = perTable<string, readonly number[] | null>()
  * kind, as `single` trusts the very array it was shown.
  */
 export function resultTypes (table: Table, excludeSecrets: boolean, upsert = false): readonly number[] | null {
-  return resultTypesOf(table, `${excludeSecrets} ${upsert}`, () => {
+  return resultTypesOf(table, (excludeSecrets ? 1 : 0) + (upsert ? 2 : 0), () => {
     const oids = visibleColumns(table, excludeSecrets).map((column) => {
       const sql = sqlType(table, column)
       const array = sql.endsWith('[]')

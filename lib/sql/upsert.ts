@@ -1,5 +1,5 @@
 import type { TableColumn } from '../table/table.js'
-import { perObject } from '../table/per-table.js'
+import { perSequence } from '../table/per-table.js'
 import { quoteIdent } from './identifier.js'
 import type { InsertTail } from './write.js'
 
@@ -16,8 +16,7 @@ export const INSERTED = '__inserted'
  */
 export function upsertTail (target: readonly TableColumn[], update: readonly TableColumn[]): InsertTail {
   if (target.length === 0) throw new Error('upsertTail: a conflict target needs a column')
-  // NUL is in no PostgreSQL name: the key of one list of columns is no other's.
-  return tails(target, update.map((c) => c.name).join('\0'), () => {
+  return tails(target, update, () => {
     const sets = (update.length === 0 ? target.slice(0, 1) : update).map((c) => `${quoteIdent(c.name)} = EXCLUDED.${quoteIdent(c.name)}`)
     return Object.freeze({
       onConflict: ` ON CONFLICT (${target.map((c) => quoteIdent(c.name)).join(', ')}) DO UPDATE SET ${sets.join(', ')}`,
@@ -32,4 +31,4 @@ export function upsertTail (target: readonly TableColumn[], update: readonly Tab
  * a target keeps at most this many; past it, a tail is written each time.
  */
 export const MAX_TAILS = 256
-const tails = perObject<readonly TableColumn[], string, InsertTail>(MAX_TAILS)
+const tails = perSequence<readonly TableColumn[], TableColumn, InsertTail>(MAX_TAILS)

@@ -1,7 +1,7 @@
 import type { Filter, QueryContext } from '../query/parse.js'
 import type { Table, TableColumn } from '../table/table.js'
 import { quoteIdent } from './identifier.js'
-import { perTable } from '../table/per-table.js'
+import { perSequence } from '../table/per-table.js'
 import type { Statement } from '../table/statement.js'
 import { Values } from './params.js'
 import { returningList } from './select.js'
@@ -38,11 +38,11 @@ export function compileInScope (ctx: ScopedTable, ids: readonly unknown[]): Stat
 }
 
 /**
- * INSERT texts kept, a table: a POST writes every column (fullRow), so one or two column
- * lists; preSave hooks may make a few more. Past the cap a text is written each time, so no
- * sequence of bodies grows the cache.
+ * INSERT texts kept, a table, by its columns in order, secrets included ([0]) or excluded ([1]):
+ * a POST writes every column (fullRow), so one or two column lists; preSave hooks may make a
+ * few more. Past the cap a text is written each time, so no sequence of bodies grows the cache.
  */
-const inserts = perTable<string, InsertText>(16)
+const inserts = [perSequence<Table, TableColumn, InsertText>(16), perSequence<Table, TableColumn, InsertText>(16)] as const
 
 /**
  * An INSERT's texts: without RETURNING (`head`), with it (`text`), and with each unscoped
@@ -58,10 +58,7 @@ interface InsertText { readonly head: string, readonly text: string, readonly up
  * the string already holds.
  */
 function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): InsertText {
-  // Whether secrets are excluded ('x'), then each name after a NUL, which no identifier holds.
-  let key = excludeSecrets ? 'x' : 's'
-  for (const c of row.keys()) key += '\0' + c.name
-  return inserts(t, key, () => {
+  return inserts[excludeSecrets ? 1 : 0](t, row.keys(), () => {
     const columns = [...row.keys()].map((c) => quoteIdent(c.name)).join(', ')
     const params = Array.from({ length: row.size }, (_, i) => `$${i + 1}`).join(', ')
     const head = `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`
@@ -75,7 +72,8 @@ export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>,
   const returning = (): string => ` RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`
   if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${onConflict(t, tail, values)}${returning()}`, values: values.list })
   // The row's values are $1 to $n, as insertText writes them; a scope's come after.
-  values.list.push(...row.values())
+  // A loop: push(...row.values()) spread the iterator through an array first (150 ns against 40).
+  for (const value of row.values()) values.list.push(value)
   const texts = insertText(t, row, excludeSecrets)
   return Object.freeze({ text: tail === NO_TAIL ? texts.text : upsertText(texts, tail, () => `${texts.head}${onConflict(t, tail, values)}${returning()}`), values: values.list })
 }

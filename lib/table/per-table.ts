@@ -7,19 +7,47 @@ import type { Table } from './table.js'
  * `make` runs each time and nothing more is kept.
  */
 export function perTable<K, V> (max = Infinity): (table: Table, key: K, make: () => V) => V {
-  return perObject<Table, K, V>(max)
-}
-
-/** `perTable` for what is derived from another object kept for the process (a conflict target's columns). */
-export function perObject<O extends object, K, V> (max = Infinity): (owner: O, key: K, make: () => V) => V {
-  const byOwner = new WeakMap<O, Map<K, V>>()
-  return (owner, key, make) => {
-    let byKey = byOwner.get(owner)
-    if (byKey === undefined) byOwner.set(owner, byKey = new Map())
+  const byTable = new WeakMap<Table, Map<K, V>>()
+  return (table, key, make) => {
+    let byKey = byTable.get(table)
+    if (byKey === undefined) byTable.set(table, byKey = new Map())
     let value = byKey.get(key)
     if (value === undefined) {
       value = make()
       if (byKey.size < max) byKey.set(key, value)
+    }
+    return value
+  }
+}
+
+/**
+ * `perTable` for any owner object (a table, a conflict target's columns), keyed by a sequence
+ * of objects in order (the columns of a statement): one Map lookup by identity a step, where a
+ * key string joined from their names, then hashed, cost a POST or an upsert a microsecond or
+ * more a request. `max` counts the sequences kept an owner.
+ */
+export function perSequence<O extends object, K extends object, V> (max = Infinity): (owner: O, keys: Iterable<K>, make: () => V) => V {
+  interface Step { readonly next: Map<K, Step>, value?: V }
+  const byOwner = new WeakMap<O, { readonly first: Step, kept: number }>()
+  return (owner, keys, make) => {
+    let root = byOwner.get(owner)
+    if (root === undefined) byOwner.set(owner, root = { first: { next: new Map() }, kept: 0 })
+    const full = root.kept >= max
+    let step = root.first
+    for (const key of keys) {
+      let next = step.next.get(key)
+      if (next === undefined) {
+        // Past the cap, nothing more is kept: made each time.
+        if (full) return make()
+        step.next.set(key, next = { next: new Map() })
+      }
+      step = next
+    }
+    if (step.value !== undefined) return step.value
+    const value = make()
+    if (!full) {
+      step.value = value
+      root.kept++
     }
     return value
   }
