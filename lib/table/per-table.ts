@@ -3,7 +3,7 @@ import type { Table } from './table.js'
 /**
  * A cache of what is derived from a table definition, by table and key: `make` runs once per
  * pair. A key that depends on other tables (relations reach them) says so, e.g. by holding
- * `allTables().length`. A key made from requests takes a `max` of keys a table: past it,
+ * `tablesDefined()`. A key made from requests takes a `max` of keys a table: past it,
  * `make` runs each time and nothing more is kept.
  */
 export function perTable<K, V> (max = Infinity): (table: Table, key: K, make: () => V) => V {

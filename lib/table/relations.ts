@@ -1,4 +1,4 @@
-import { allTables, DefinitionError, targetOf, type Table, type TableColumn } from './table.js'
+import { allTables, DefinitionError, tablesDefined, targetOf, type Table, type TableColumn } from './table.js'
 
 /*
  * Relations (SPEC §8.1): the hops a path may take from a table. A ForeignKey leads forward to
@@ -96,7 +96,7 @@ const cache = new WeakMap<Table, { readonly count: number, readonly relations: R
  * relations share a name, or one has a column's. Kept until another table is defined.
  */
 export function relationsOf (table: Table): ReadonlyMap<string, Relation> {
-  const count = allTables().length
+  const count = tablesDefined()
   const found = cache.get(table)
   if (found?.count === count) return found.relations
   const relations = [...forward(table), ...inbound(table)]

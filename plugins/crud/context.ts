@@ -4,7 +4,7 @@ import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../l
 import { queryContext, withScopes, type Filter, type QueryContext } from '../../lib/query/parse.js'
 import { NO_SCOPES, parseScope, scopesOf, UNRESOLVED_SCOPES, type ScopeFunction } from '../../lib/query/scope.js'
 import { relationsOf } from '../../lib/table/relations.js'
-import { allTables, type Table } from '../../lib/table/table.js'
+import { tablesDefined, type Table } from '../../lib/table/table.js'
 import { byStatus, errorResponses, type ErrorStatus } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
 import type { Database } from '../../lib/db/port.js'
@@ -116,7 +116,7 @@ function scopedTables (table: Table, mountScope: boolean): () => readonly Table[
   let known = -1
   let found: readonly Table[] = []
   return () => {
-    if (known === allTables().length) return found
+    if (known === tablesDefined()) return found
     const seen = new Set<Table>([table])
     const queue = [table]
     for (let current = queue.shift(); current !== undefined; current = queue.shift()) {
@@ -126,7 +126,7 @@ function scopedTables (table: Table, mountScope: boolean): () => readonly Table[
         queue.push(...next)
       }
     }
-    known = allTables().length
+    known = tablesDefined()
     found = [...seen].filter((t) => t.scope !== null || (t === table && mountScope))
     return found
   }
