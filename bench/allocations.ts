@@ -20,7 +20,8 @@ const kind = (process.env.BENCH_KIND ?? 'crud') as 'crud' | 'hand'
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const connectionString = process.env.DATABASE_URL
 if (connectionString === undefined) throw new Error('bench: set DATABASE_URL')
-buildServers()
+// A file a module, as bench/profile.ts: the summary names the module of each allocating function.
+buildServers(false)
 const admin = new pg.Pool({ connectionString, max: 1 })
 await seed(admin)
 const server = await startServer(kind, { BENCH_DATABASE_URL: connectionString, BENCH_POOL: '10' }, '/movies/1/')

@@ -96,14 +96,22 @@ async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<Settled>
 
 /**
  * The servers run compiled, as an application would in production: under tsx, its loader
- * thread alone added some 40 MB to each process and its transforms most of the start-up.
+ * thread alone added some 40 MB to each process and its transforms most of the start-up. The
+ * library's modules are linked as the package ships them (scripts/bundle.mjs), from the index.
  */
 const entry = fileURLToPath(new URL('./.build/bench/server.js', import.meta.url))
 const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
+const bundler = fileURLToPath(new URL('../scripts/bundle.mjs', import.meta.url))
+const bundle = (build: string): void => { execFileSync(process.execPath, [bundler, build, 'index.js'], { stdio: 'inherit' }) }
 
-/** Compiles bench/server.ts and what it imports into bench/.build (bench/tsconfig.json). */
-export function buildServers (): void {
+/**
+ * Compiles bench/server.ts and what it imports into bench/.build (bench/tsconfig.json), the
+ * library linked unless `linked` is false: bench/profile.ts keeps a file a module, so that its
+ * summary names each function's module (the code a request runs is the same).
+ */
+export function buildServers (linked = true): void {
   execFileSync(process.execPath, [tsc, '-p', fileURLToPath(new URL('./tsconfig.json', import.meta.url))], { stdio: 'inherit' })
+  if (linked) bundle(fileURLToPath(new URL('./.build', import.meta.url)))
 }
 
 /** Where this run's bench server is compiled into another checkout (buildBefore). */
@@ -134,6 +142,8 @@ export function buildBefore (checkout: string): string {
   }
   const built = path.join(dir, '.build', GRAFT, 'server.js')
   if (!existsSync(built)) throw new Error(`BENCH_BEFORE: ${built} was not written`)
+  // Linked by this run's bundler, as this run's library is: the two differ only in their code.
+  bundle(path.join(dir, '.build'))
   return built
 }
 

@@ -25,7 +25,7 @@ const dir = new URL('./profiles/', import.meta.url).pathname
 rmSync(dir, { recursive: true, force: true })
 mkdirSync(dir, { recursive: true })
 const connectionString = process.env.DATABASE_URL!
-buildServers()
+buildServers(false)
 const admin = new pg.Pool({ connectionString, max: 1 })
 await seed(admin)
 const server = await startServer(kind, { BENCH_DATABASE_URL: connectionString, BENCH_POOL: '10' }, '/movies/1/')

@@ -111,6 +111,9 @@ t.test('a consumer project installs the packed tarball, type-checks strictly and
   t.ok(shipped.includes('docs/getting-started.md'), 'and docs/')
   t.ok(shipped.includes('dist/index.js') && shipped.includes('dist/index.d.ts') && shipped.includes('dist/bin/cli.js'))
   t.ok(shipped.includes('dist/user.js') && shipped.includes('dist/user.d.ts'), 'and the request.user opt-in')
+  // The modules are linked into the entry points and their chunks (scripts/bundle.mjs); their declarations stay.
+  t.ok(shipped.some((p) => p.startsWith('dist/chunks/')) && shipped.includes('dist/lib/table/table.d.ts'))
+  t.same(shipped.filter((p) => /^dist\/(lib|plugins|schemas)\/.*\.js$/.test(p)), [], 'and no module file apart')
   t.notOk(shipped.some((p) => p.startsWith('test/') || p.startsWith('dist/test/')), 'and no tests')
   // A map would point at the .ts sources, which the tarball does not ship (tsconfig.build.json).
   t.same(shipped.filter((p) => p.endsWith('.map')), [], 'and no source maps')
