@@ -3,7 +3,7 @@
  * `<dir>`) linked by esbuild into its entry points, which keep their paths, and the chunks
  * they share (`<dir>/chunks/`; a plugin index.ts loads when registered is a chunk of its own).
  * tsc writes every line of it; esbuild only puts modules together. Importing the package went
- * from some 130 to 85 ms, with 0.7 MB less heap: Node resolves, reads and links each module
+ * from some 140 to 96 ms, with 0.7 MB less heap: Node resolves, reads and links each module
  * file apart, and the index reached about 80 of them (docs/performance.md, twelfth pass).
  *
  *   node scripts/bundle.mjs <dir> [--prune] [entry ...]
