@@ -1,17 +1,14 @@
-import type { FastifyReply, FastifyRequest } from 'fastify'
-import { TABLECRUD_ERR_METHOD_NOT_ALLOWED } from '../../lib/errors.js'
 import { parseAggregateQuery, type AggregateQuery, type Output } from '../../lib/query/aggregate.js'
 import { compileAggregate, compileAggregateCount } from '../../lib/sql/aggregate.js'
 import { TOTAL } from '../../lib/sql/select.js'
 import { aggregateQuerySchema, aggregateRowSchema, AggregateResponse } from '../../schemas/aggregate.js'
 import { described, listResponse } from '../../schemas/responses.js'
-import { pathOf, sendError } from '../errors.js'
 import { serialiserCompiler } from './compilers.js'
 import { sendJson } from './serialise.js'
 import type { CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { setContentRange } from './reads.js'
-import { compilers, notAllowed, route, WRITE_METHODS } from './routing.js'
+import { compilers, route, type OnlyMethods } from './routing.js'
 
 const URL = '/aggregate/'
 const AGGREGATED = described(AggregateResponse, 'A page of groups: each group key, then each aggregate; one row without __group_by.')
@@ -31,12 +28,10 @@ function wireRow (row: Row, outputs: readonly Output[]): Row {
  * answers 405 with an empty `Allow` (RFC 9110: a resource disabled by configuration), so the
  * path is never read as an id.
  */
-export function aggregateRoutes (c: CrudContext): void {
+export function aggregateRoutes (c: CrudContext, onlyMethods: OnlyMethods): void {
   const { fastify, table, query: ctx, db } = c
   if (!c.options.aggregates) {
-    const answer = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
-      sendError(reply.header('allow', ''), new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
-    route(fastify, { method: ['GET', 'HEAD', ...WRITE_METHODS, 'OPTIONS', 'TRACE'], url: URL, schema: { hide: true }, onRequest: answer, handler: answer })
+    onlyMethods(URL, [])
     return
   }
   // One serialiser per shape of outputs, kept as long as the query's shape is (lib/query/aggregate.ts).
@@ -73,5 +68,5 @@ export function aggregateRoutes (c: CrudContext): void {
       return await sendJson(reply, serialiserOf(outputs)({ rows: statement.named ? result.rows : result.rows.map((row) => wireRow(row, outputs)) }))
     }
   })
-  notAllowed(fastify, URL, [])
+  onlyMethods(URL, ['GET', 'HEAD'])
 }

@@ -12,12 +12,12 @@ const SCHEMA = described(SchemaDocumentResponse, 'The JSON Schema of the row a c
 import { newRow, newRowSchema, schemaDocument } from '../../schemas/row.js'
 import type { CrudContext } from './context.js'
 import { countRows } from './count.js'
-import { compilers, notAllowed, route } from './routing.js'
+import { compilers, route, type OnlyMethods } from './routing.js'
 
 const HELPER_PATHS = ['/schema/', '/ids/', '/count/', '/new/', '/references/']
 
 /** The helper routes of SPEC §2.5 to §2.8: `/count/`, `/ids/`, `/new/`, `/schema/`, `/references/`, read-only all. */
-export function helperRoutes (c: CrudContext): void {
+export function helperRoutes (c: CrudContext, onlyMethods: OnlyMethods): void {
   const { fastify, table, query: ctx, db, options: { excludeSecrets, maxJoins } } = c
   const documentJson = JSON.stringify(schemaDocument(table, { excludeSecrets, maxJoins, schemaExtra: c.options.schemaExtra }))
 
@@ -79,5 +79,5 @@ export function helperRoutes (c: CrudContext): void {
     }
   })
 
-  for (const url of HELPER_PATHS) notAllowed(fastify, url, [])
+  for (const url of HELPER_PATHS) onlyMethods(url, ['GET', 'HEAD'])
 }

@@ -59,23 +59,67 @@ function parsing (parse: (raw: RawQuery) => unknown): (data: unknown) => { value
   }
 }
 
+/** The methods a TableCRUD path answers 405 to when it lacks them; any other (PROPFIND) is a 404. */
+const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', ...WRITE_METHODS, 'OPTIONS', 'TRACE'])
+
+/** Names a path beside `/:id/` (`/`, `/count/`) with the only methods it has. */
+export type OnlyMethods = (url: string, allowed: readonly HTTPMethods[]) => void
+
 /**
- * Methods a path does not have, TRACE included, answer 405 before anything is parsed; OPTIONS
- * answers 204 with the same `Allow` (SPEC §6.13, §6.14).
+ * The answers of a table's paths to the methods they do not have (SPEC §6.13, §6.14): OPTIONS
+ * a 204 and the rest a 405, both with the path's `Allow`, in onRequest, before a body is
+ * parsed; a path the table does not have is a 404. `id` are the methods of `/:id/`; the paths
+ * beside it are named through the function returned.
+ *
+ * The table's not-found handler gives most of them. The router hands it any method on any
+ * path under the prefix that no route takes, so a route per path and missing method is not
+ * needed: a read-only table put 72 entries in the router's trees and now puts 18, a writable
+ * one 46 (heap and start-up: docs/performance.md). Routes stay only where the router would
+ * otherwise give the request to another route, or answer it by itself:
+ * - a path beside `/:id/`, for the methods of `/:id/` it lacks: `PUT /count/` would go to
+ *   `PUT /:id/` as an id, and `PATCH /` (an empty id) too;
+ * - `/*`, for the methods of `/:id/`: the router finds no route for an id longer than its
+ *   `maxParamLength` (100 by default), and would answer with its own 414.
+ * The not-found handler lives in a child context whose onRequest hook answers: a hook in
+ * the table's own context would run before every one of its routes.
  */
-export function notAllowed (fastify: FastifyInstance, url: string, allowed: readonly HTTPMethods[]): void {
-  const method: HTTPMethods[] = [...WRITE_METHODS.filter((m) => !allowed.includes(m)), 'OPTIONS', 'TRACE']
-  const allow = ['GET', 'HEAD', ...allowed].join(', ')
-  const options = answerOptions(allow)
-  const answer = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
-    if (request.method === 'OPTIONS') return await options(request, reply)
-    reply.header('allow', allow)
-    return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
+export async function methodAnswers (fastify: FastifyInstance, id: readonly HTTPMethods[]): Promise<OnlyMethods> {
+  /** `Allow` of each path beside `/:id/`, by its name: `''` for `/`, `count`. */
+  const allowOf = new Map<string, string>()
+  const idAllow = id.join(', ')
+  // `*`: the path after the prefix's slash, decoded by the router (none for the prefix itself).
+  const answer = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
+    const rest = request.params['*'] ?? ''
+    const name = rest.endsWith('/') ? rest.slice(0, -1) : rest
+    if (name.includes('/') || !KNOWN_METHODS.has(request.method)) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request)))
+    const allow = allowOf.get(name)
+    // A method `/:id/` has, on an id: one past maxParamLength, found by `/*` only.
+    if (allow === undefined && id.includes(request.method)) return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
+    return await refuse(request, reply, allow ?? idAllow)
   }
-  // Answered in onRequest, before a body is parsed; the handler is never reached. One route
-  // for both answers: each route costs a context of its own, some 10 kB, times every path of
-  // every table.
-  route(fastify, { method, url, schema: { hide: true }, onRequest: answer, handler: answer })
+  fastify.route({ method: [...id], url: '/*', schema: { hide: true }, onRequest: answer, handler: answer })
+  await fastify.register(async (elsewhere) => {
+    elsewhere.addHook('onRequest', answer)
+    elsewhere.setNotFoundHandler(answer)
+  })
+  return (url, allowed) => {
+    const allow = allowed.join(', ')
+    allowOf.set(url.slice(1, -1), allow)
+    const taken = id.filter((method) => !allowed.includes(method))
+    const refused = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => await refuse(request, reply, allow)
+    // Answered in onRequest; the handler is never reached.
+    if (taken.length > 0) route(fastify, { method: taken, url, schema: { hide: true }, onRequest: refused, handler: refused })
+  }
+}
+
+/**
+ * OPTIONS: 204 with `allow`; any other method 405 with it. A path that allows nothing (`Allow`
+ * empty: disabled by configuration, RFC 9110) refuses OPTIONS too.
+ */
+async function refuse (request: FastifyRequest, reply: FastifyReply, allow: string): Promise<FastifyReply> {
+  if (request.method === 'OPTIONS' && allow !== '') return await answerOptions(allow)(request, reply)
+  reply.header('allow', allow)
+  return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
 }
 
 /**
@@ -84,26 +128,4 @@ export function notAllowed (fastify: FastifyInstance, url: string, allowed: read
  */
 export function answerOptions (allow: string): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   return async (_request, reply) => await reply.code(204).header('allow', allow).send()
-}
-
-/**
- * Paths below the table's routes. The router answers an id longer than Fastify's
- * maxParamLength (100 by default) with its own 414 before any route of ours: such paths land
- * here, answered as SPEC §6.11 and §6.13 say.
- */
-export function beyondRoutes (fastify: FastifyInstance, writable: boolean): void {
-  const idMethods: readonly string[] = ['GET', 'HEAD', ...(writable ? ['PUT', 'PATCH', 'DELETE'] : [])]
-  const answer = async (request: FastifyRequest<{ Params: { '*': string } }>, reply: FastifyReply): Promise<FastifyReply> => {
-    const path = pathOf(request)
-    if (request.params['*'].replace(/\/$/, '').includes('/')) {
-      return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, path))
-    }
-    if (request.method === 'OPTIONS') return await answerOptions(idMethods.join(', '))(request, reply)
-    if (!idMethods.includes(request.method)) {
-      reply.header('allow', idMethods.join(', '))
-      return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, path))
-    }
-    return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
-  }
-  fastify.route<{ Params: { '*': string } }>({ method: ['GET', 'HEAD', ...WRITE_METHODS, 'OPTIONS', 'TRACE'], url: '/*', schema: { hide: true }, onRequest: answer, handler: answer })
 }

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync, FastifyRegisterOptions } from 'fastify'
 import type {} from '@fastify/swagger'
 import type { Table } from '../../lib/table/table.js'
-import { TABLECRUD_ERR_ROUTE_NOT_FOUND } from '../../lib/errors.js'
-import { errorHandler, pathOf, recordContextTable, sendError } from '../errors.js'
+import { errorHandler, recordContextTable } from '../errors.js'
 import { serialiserCompiler } from './compilers.js'
 import { crudContext } from './context.js'
 import { helperRoutes } from './helpers.js'
@@ -10,7 +9,7 @@ import { mediaRoutes } from './media.js'
 import { checkOptions, type TableCrudOptions } from './options.js'
 import { aggregateRoutes } from './aggregate.js'
 import { readRoutes } from './reads.js'
-import { beyondRoutes, notAllowed } from './routing.js'
+import { methodAnswers } from './routing.js'
 import { writeRoutes } from './writes.js'
 
 export type { Crud, Hook, HookContext, Row, TableCrudOptions, Validator, ValidatorRequest, Validators } from './options.js'
@@ -43,17 +42,16 @@ export const tableCrud: TableCrudPlugin = async function tableCrud (fastify, raw
   fastify.setErrorHandler(errorHandler)
   fastify.setSerializerCompiler(serialiserCompiler)
   recordContextTable(fastify, options.table.name)
-  fastify.setNotFoundHandler(async (request, reply) => sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request))))
   // A body must be JSON: without this, text/plain bodies would reach validation as strings.
   fastify.removeContentTypeParser('text/plain')
 
-  readRoutes(c)
-  helperRoutes(c)
-  aggregateRoutes(c)
   const writable = !options.readOnly
-  notAllowed(fastify, '/', writable ? ['POST', ...(options.allowBulkUpdate ? ['PATCH' as const] : []), ...(options.allowBulkDelete ? ['DELETE' as const] : [])] : [])
-  notAllowed(fastify, '/:id/', writable ? ['PUT', 'PATCH', 'DELETE'] : [])
-  beyondRoutes(fastify, writable)
+  // The methods of `/:id/` and of `/`; an unknown path under the prefix is a 404 (SPEC §6.13).
+  const onlyMethods = await methodAnswers(fastify, ['GET', 'HEAD', ...(writable ? ['PUT' as const, 'PATCH' as const, 'DELETE' as const] : [])])
+  onlyMethods('/', ['GET', 'HEAD', ...(writable ? ['POST' as const, ...(options.allowBulkUpdate ? ['PATCH' as const] : []), ...(options.allowBulkDelete ? ['DELETE' as const] : [])] : [])])
+  readRoutes(c)
+  helperRoutes(c, onlyMethods)
+  aggregateRoutes(c, onlyMethods)
   await mediaRoutes(c)
   if (writable) writeRoutes(c)
 }

@@ -10,7 +10,12 @@ import { errorOf, freshApp, json, movie, person, studio } from './write-fixtures
 
 const db = await testDatabase(t)
 
+/** The methods of each route the tables add, by path. */
+const routes = new Map<string, string[]>()
 const app = await freshApp(t, db, async (app) => {
+  app.addHook('onRoute', (route) => {
+    routes.set(route.url, [...routes.get(route.url) ?? [], ...[route.method].flat()])
+  })
   await app.register(tableCrud, { table: person, prefix: '/persons', readOnly: false })
   await app.register(tableCrud, { table: studio, prefix: '/studios', readOnly: false })
   await app.register(tableCrud, { table: movie, prefix: '/movies' })
@@ -74,4 +79,37 @@ t.test('CORS preflights: a 204 without consent here; @fastify/cors around the co
   t.equal(cors.headers.allow, undefined)
   const plain = await app.inject({ method: 'OPTIONS', url: '/cors/movies/' })
   t.equal(plain.headers.allow, READ, 'a plain OPTIONS there is still ours')
+})
+
+t.test('a method HTTP routing does not know here (PROPFIND) is a 404 on every path of the table', async (t) => {
+  for (const [url] of PATHS) {
+    const res = await app.inject({ method: 'PROPFIND' as 'GET', url })
+    t.equal(res.statusCode, 404, url)
+    t.strictSame(json(res), errorOf(404, 'TABLECRUD_ERR_ROUTE_NOT_FOUND', 'Not Found', `Route PROPFIND:${url} not found`), url)
+  }
+})
+
+t.test('the 405s come from the not-found handler: a route per missing method only where /:id/ would take the path', async (t) => {
+  const under = (prefix: string): Array<[string, string[]]> => [...routes].filter(([url]) => url.startsWith(`${prefix}/`) || url === prefix)
+  // Read-only: GET and HEAD on each path and on the catch-all for ids past maxParamLength; nothing else.
+  const readOnly = under('/movies')
+  t.ok(readOnly.length > 0)
+  for (const [url, methods] of readOnly) t.strictSame(methods.filter((m) => m !== 'GET' && m !== 'HEAD'), [], url)
+  // Writable: the helper paths refuse PUT, PATCH and DELETE by a route (not POST, OPTIONS or TRACE), `/` those it lacks.
+  const writable = new Map(under('/persons'))
+  t.strictSame(writable.get('/persons/count/'), ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
+  t.strictSame(writable.get('/persons'), ['PUT', 'PATCH', 'DELETE', 'GET', 'HEAD', 'POST'])
+  t.strictSame(writable.get('/persons/:id/'), ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
+  t.strictSame(writable.get('/persons/*'), ['GET', 'HEAD', 'PUT', 'PATCH', 'DELETE'])
+})
+
+t.test('an id past maxParamLength, with a method /:id/ has: the invalid id, as any other', async (t) => {
+  for (const method of ['GET', 'PUT', 'DELETE'] as const) {
+    const res = await app.inject({ method, url: `/admin/movies/${'9'.repeat(150)}/`, payload: method === 'PUT' ? { name: 'x' } : undefined })
+    t.equal(res.statusCode, 400, method)
+    t.equal(json(res).code, 'TABLECRUD_ERR_ID_INVALID', method)
+  }
+  const post = await app.inject({ method: 'POST', url: `/admin/movies/${'9'.repeat(150)}/` })
+  t.equal(post.statusCode, 405)
+  t.equal(post.headers.allow, 'GET, HEAD, PUT, PATCH, DELETE')
 })
