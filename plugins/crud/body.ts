@@ -1,9 +1,8 @@
 import { hashPassword } from '../../lib/auth/password.js'
 import { userTable } from '../../lib/table/auth-tables.js'
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
-import { typeOf } from '../../lib/table/column-types.js'
 import type { Table, TableColumn } from '../../lib/table/table.js'
-import { toDatabase } from '../../lib/table/column-types.js'
+import { typeOf } from '../../lib/table/column-types.js'
 import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
@@ -35,33 +34,36 @@ export interface BodyValues {
   readonly prepare: (values: Row, checked?: Checked) => Promise<Map<TableColumn, unknown>>
 }
 
+/**
+ * A column as a write converts its values: its type's `write` (what toDatabase looks up for
+ * each value) and whether a POST leaves it out when the body does (a key the database assigns),
+ * found once per table. An upsert of 100 rows converted each value through the lookup and a
+ * callback a column, 0.5 µs a row on the bench machine; this walk takes half that.
+ */
+interface Writer {
+  readonly column: TableColumn
+  readonly name: string
+  readonly write: (column: TableColumn, value: unknown) => unknown
+  /** A key, written only when given and the database does not assign it. */
+  readonly key: boolean
+  readonly assigned: boolean
+}
+
 export function bodyValues (table: Table): BodyValues {
-  const columns = new Map(table.columns.map((c) => [c.name, c]))
+  const writers: readonly Writer[] = table.columns.map((column) => {
+    const type = typeOf(column)
+    return { column, name: column.name, write: type.write, key: column.primaryKey, assigned: column.primaryKey && type.key!.assigned }
+  })
+  const byName = new Map(writers.map((w) => [w.name, w]))
   const position = new Map(table.columns.map((c, i) => [c.name, i]))
-  /** Sets `column`'s value as the database takes it into `out`; its field error when it fails. */
-  const put = (out: Map<TableColumn, unknown>, column: TableColumn, value: unknown, checked: Checked | undefined): FieldError | null => {
-    // The same scalar as in the body checked before the hooks converts the same way: a POST
-    // profile spent a fifth of its own time converting each value twice. Objects and arrays
-    // are converted again, as a hook may have changed them in place.
-    if (checked !== undefined && (typeof value !== 'object' || value === null) && checked.row.has(column) && Object.is(checked.body[column.name], value)) {
-      out.set(column, checked.row.get(column))
-      return null
-    }
-    try {
-      out.set(column, toDatabase(column, value))
-      return null
-    } catch (error) {
-      return { field: column.name, message: (error as Error).message }
-    }
-  }
   const toRow = (values: Row, checked?: Checked): Map<TableColumn, unknown> => {
     const out = new Map<TableColumn, unknown>()
     let failures: FieldError[] | null = null
     for (const name in values) {
-      const column = columns.get(name)
+      const writer = byName.get(name)
       // A body is a plain object (JSON, or a hook's); an inherited key is no value of it.
-      if (column === undefined || !Object.hasOwn(values, name)) continue
-      const failure = put(out, column, values[name], checked)
+      if (writer === undefined || !Object.hasOwn(values, name)) continue
+      const failure = put(out, writer, values[name], checked)
       if (failure !== null) (failures ??= []).push(failure)
     }
     // In the table's order, as postRow finds them: a body fails alike on every write.
@@ -73,16 +75,21 @@ export function bodyValues (table: Table): BodyValues {
     hashes: table === userTable,
     fullRow (body, key) {
       const out: Row = {}
-      eachWritten(table, body, key, (column, value) => { out[column.name] = value })
+      for (const writer of writers) {
+        const value = written(writer, body, key)
+        if (value !== LEFT_OUT) out[writer.name] = value
+      }
       return out
     },
     postRow (body, checked) {
       const out = new Map<TableColumn, unknown>()
       let failures: FieldError[] | null = null
-      eachWritten(table, body, undefined, (column, value) => {
-        const failure = put(out, column, value, checked)
+      for (const writer of writers) {
+        const value = written(writer, body, undefined)
+        if (value === LEFT_OUT) continue
+        const failure = put(out, writer, value, checked)
         if (failure !== null) (failures ??= []).push(failure)
-      })
+      }
       if (failures !== null) throw bodyInvalid(failures)
       return out
     },
@@ -95,17 +102,37 @@ export function bodyValues (table: Table): BodyValues {
   }
 }
 
+/** Sets the column's value as the database takes it into `out`; its field error when it fails. */
+function put (out: Map<TableColumn, unknown>, writer: Writer, value: unknown, checked: Checked | undefined): FieldError | null {
+  const column = writer.column
+  // The same scalar as in the body checked before the hooks converts the same way: a POST
+  // profile spent a fifth of its own time converting each value twice. Objects and arrays
+  // are converted again, as a hook may have changed them in place.
+  if (checked !== undefined && (typeof value !== 'object' || value === null) && checked.row.has(column) && Object.is(checked.body[writer.name], value)) {
+    out.set(column, checked.row.get(column))
+    return null
+  }
+  try {
+    // toDatabase, its type found once.
+    out.set(column, value === null || value === undefined ? null : writer.write(column, value))
+    return null
+  } catch (error) {
+    return { field: writer.name, message: (error as Error).message }
+  }
+}
+
+/** What `written` gives for a column a write leaves out. */
+const LEFT_OUT = Symbol('left out')
+
 /**
- * Each column a POST or PUT writes, with its value: the body's, or the column's default (SPEC
- * §6.15). The key is `key` (PUT); on POST the client's when the database does not assign it (not
- * a Serial; a UUID's may be left out), else left out. `fullRow` and `postRow` collect them, one
+ * The value a POST or PUT writes of a column: the body's, or the column's default (SPEC §6.15).
+ * The key is `key` (PUT); on POST the client's when the database does not assign it (not a
+ * Serial; a UUID's may be left out), else left out. `fullRow` and `postRow` collect them, one
  * into an object, the other converted.
  */
-function eachWritten (table: Table, body: Row, key: unknown, each: (column: TableColumn, value: unknown) => void): void {
-  for (const column of table.columns) {
-    const given = Object.hasOwn(body, column.name)
-    if (!column.primaryKey) each(column, given ? body[column.name] : writeDefault(column))
-    else if (key !== undefined) each(column, key)
-    else if (given && !typeOf(column).key!.assigned) each(column, body[column.name])
-  }
+function written (writer: Writer, body: Row, key: unknown): unknown {
+  const given = Object.hasOwn(body, writer.name)
+  if (!writer.key) return given ? body[writer.name] : writeDefault(writer.column)
+  if (key !== undefined) return key
+  return given && !writer.assigned ? body[writer.name] : LEFT_OUT
 }
