@@ -658,6 +658,15 @@ export function toDatabase (column: ColumnSpec, value: unknown): unknown {
   return typeOf(column).write(column, value)
 }
 
+/**
+ * `toDatabase` of one column, its type found once: for a walk over many values of the column
+ * (a write body's, plugins/crud/body.ts).
+ */
+export function databaseWriter (column: ColumnSpec): (value: unknown) => unknown {
+  const { write } = typeOf(column)
+  return (value) => value === null || value === undefined ? null : write(column, value)
+}
+
 /** A declared default as a SQL literal, or undefined when it does not fit the column's type. */
 export function sqlLiteral (column: ColumnSpec, value: unknown): string | undefined {
   if (value === null) return 'NULL'
