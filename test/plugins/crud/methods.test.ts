@@ -81,7 +81,7 @@ t.test('CORS preflights: a 204 without consent here; @fastify/cors around the co
   t.equal(plain.headers.allow, READ, 'a plain OPTIONS there is still ours')
 })
 
-t.test('a method HTTP routing does not know here (PROPFIND) is a 404 on every path of the table', async (t) => {
+t.test('a method no TableCRUD route serves (PROPFIND) is a 404 on every path of the table, not a 405', async (t) => {
   for (const [url] of PATHS) {
     const res = await app.inject({ method: 'PROPFIND' as 'GET', url })
     t.equal(res.statusCode, 404, url)
