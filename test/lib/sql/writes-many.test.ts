@@ -60,6 +60,20 @@ t.test('compileBulkUpdate: SET values first, then the filters, all bound; no fil
   t.throws(() => compileBulkUpdate(ctx, filters, new Map()), /nothing to set/)
 })
 
+t.test('compileBulkUpdate: a text kept by its shape binds each request\'s own values; another shape has its own text', async (t) => {
+  const update = (query: Record<string, string>, values: Array<[string, unknown]>): { text: string, values: unknown[] } => {
+    const statement = compileBulkUpdate(ctx, parseFilterQuery(ctx, raw(query)), new Map(values.map(([name, value]) => [col(name), value])))
+    return { text: statement.text, values: [...statement.values] }
+  }
+  const first = update({ year: '2000' }, [['title', 'a']])
+  const again = update({ year: '1990' }, [['title', 'b']])
+  t.equal(again.text, first.text, 'the same shape: the same text')
+  t.strictSame(again.values, ['b', 1990], 'with the values of the second request')
+  t.strictSame(update({ year: '1990' }, [['year', 5]]), { text: 'UPDATE "album" AS t0 SET "year" = $1 WHERE t0."year" = $2 RETURNING t0."id" AS id', values: [5, 1990] }, 'another column set')
+  t.strictSame(update({ title: 'x' }, [['title', 'c']]), { text: 'UPDATE "album" AS t0 SET "title" = $1 WHERE t0."title" ILIKE $2 RETURNING t0."id" AS id', values: ['c', '%x%'] }, 'another filter')
+  t.strictSame(update({ year: '1990' }, [['year', 1], ['title', 'd']]).values, [1, 'd', 1990], 'two columns, in the order given')
+})
+
 t.test('conflictTargets and parseOnConflict: the key unless Serial, unique columns, secret ones while excluded', async (t) => {
   t.strictSame(conflictTargets(album, true).map((c) => c.map((x) => x.name)), [['title']])
   t.strictSame(conflictTargets(album, false).map((c) => c.map((x) => x.name)), [['title'], ['code']])
