@@ -59,9 +59,10 @@ const resultTypesOf = perTable<number, readonly number[] | null>()
  * The type OIDs of the columns a write returns (`returningList`: the visible columns, in order)
  * when the database matches the definition; null when a type has no known OID. What a write
  * compares its result's columns with before it trusts a prepared statement (plugins/database.ts
- * `single`): a column whose type was changed by hand has another OID. An upsert's (`upsert`)
- * returns one more, a boolean: whether it inserted (lib/sql/upsert.ts). One array per table and
- * kind, as `single` trusts the very array it was shown.
+ * `single`): a column whose type was changed by hand has another OID. An upsert of one row
+ * (`upsert`) returns one more, a boolean: whether it inserted (lib/sql/upsert.ts); an array's
+ * rows come back without it. One array per table and kind, as `single` trusts the very array
+ * it was shown.
  */
 export function resultTypes (table: Table, excludeSecrets: boolean, upsert = false): readonly number[] | null {
   return resultTypesOf(table, (excludeSecrets ? 1 : 0) + (upsert ? 2 : 0), () => {
