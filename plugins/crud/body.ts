@@ -6,7 +6,7 @@ import { databaseWriter, typeOf } from '../../lib/table/column-types.js'
 import { writeDefault } from '../../lib/table/defaults.js'
 import type { Row } from './options.js'
 
-/** A body as converted before the hooks (a copy where a validator or hook may change it in place), and its values converted. */
+/** A body as checked before the validators (a copy where a validator may change it in place), and its values converted. */
 export interface Checked { readonly body: Row, readonly row: Map<TableColumn, unknown> }
 
 /** A write body's way to the database: wire values converted, defaults filled, passwords hashed. */
@@ -16,6 +16,13 @@ export interface BodyValues {
    * `checked` (see `prepare`), a scalar value still the body's is not converted again.
    */
   readonly toRow: (values: Row, checked?: Checked) => Map<TableColumn, unknown>
+  /**
+   * What a write checks of its body before the validators (SPEC §6.14): its values converted by
+   * `toRow`, kept with the body for `prepare` and `postRow` to reuse each scalar still the same.
+   * `copy` when validators will see the body, as one may change it in place; hooks are handed
+   * copies.
+   */
+  readonly check: (body: Row, copy: boolean) => Checked
   /** Whether `prepare` does more than `toRow`: it hashes the password of the built-in user table. */
   readonly hashes: boolean
   /** The row a POST or PUT writes: the body, and the default of every column left out (SPEC §6.15). */
@@ -70,6 +77,7 @@ export function bodyValues (table: Table): BodyValues {
   }
   return {
     toRow,
+    check: (body, copy) => ({ body: copy ? { ...body } : body, row: toRow(body) }),
     hashes: table === userTable,
     fullRow (body, key) {
       const out: Row = {}

@@ -52,11 +52,11 @@ export function bulkUpdateRoute (c: CrudContext, values: BodyValues): void {
     validatorCompiler: compilers(c.ajv, bulkQuery(c)),
     handler: async (request) => {
       const { filters, maxAffected } = request.query
-      values.toRow(request.body)
+      const checked = values.check(request.body, c.validated('patchAll'))
       if (Object.hasOwn(request.body, pk.name)) throw bodyInvalid([{ field: pk.name, message: 'cannot be changed by a bulk update' }])
       await c.validate('patchAll', request)
       if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
-      const changes = await values.prepare(await patched(request, prePatch, { ...request.body }))
+      const changes = await values.prepare(await patched(request, prePatch, { ...request.body }), checked)
       changes.delete(pk)
       if (changes.size === 0) return { count: 0 }
       const ctx = await c.scoped(request)

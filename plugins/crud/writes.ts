@@ -13,7 +13,7 @@ import { bulkQuerySchema } from '../../schemas/writes.js'
 import { described, DeletedCountHeader, ETagHeader, withHeaders, type ErrorStatus } from '../../schemas/responses.js'
 import { patchSchema, replaceSchema } from '../../schemas/row.js'
 import type { Runner } from '../../lib/db/port.js'
-import { bodyValues, type BodyValues } from './body.js'
+import { bodyValues, type BodyValues, type Checked } from './body.js'
 import { bulkQuery, bulkUpdateRoute, limited, tooMany } from './bulk-update.js'
 import { beforeCommit, rowAnswer } from './before-commit.js'
 import { postRoute } from './create.js'
@@ -51,12 +51,12 @@ export function writeRoutes (c: CrudContext): void {
     }),
     validatorCompiler,
     handler: async (request, reply) => {
-      const key = await write.target(request, 'putSingle')
+      const { key, checked } = await write.target(request, 'putSingle')
       const updated = await write.conditional(request, key, preSave.length > 0, async (run, ctx) => {
         let full = values.fullRow(request.body, key)
         for (const hook of preSave) full = await guarded(async () => await hook.callable(full, { request }), hookError)
         delete full[pk.name]
-        return await write.update(run, ctx, key, full)
+        return await write.update(run, ctx, key, full, checked)
       })
       return answer(reply, updated)
     }
@@ -74,12 +74,12 @@ export function writeRoutes (c: CrudContext): void {
     }),
     validatorCompiler,
     handler: async (request, reply) => {
-      const key = await write.target(request, 'patchSingle')
+      const { key, checked } = await write.target(request, 'patchSingle')
       const updated = await write.conditional(request, key, prePatch.length > 0, async (run, ctx) => {
         let changes: Row = { ...request.body }
         delete changes[pk.name]
         for (const hook of prePatch) changes = await guarded(async () => await hook.callable(key, changes, { request }), hookError)
-        return await write.update(run, ctx, key, changes)
+        return await write.update(run, ctx, key, changes, checked)
       })
       return answer(reply, updated)
     }
@@ -155,9 +155,10 @@ function deleteRoutes (c: CrudContext, write: Writer, conditional: readonly Erro
 interface Writer {
   /**
    * What PUT and PATCH check first, in the order of SPEC §6.14: the body's values, the
-   * validators, the id (and the body's key against it). Resolves to the key.
+   * validators, the id (and the body's key against it). Resolves to the key, and the body as
+   * checked, for `update` to convert only what the validators and hooks changed.
    */
-  readonly target: (request: FastifyRequest<IdRoute>, operation: 'putSingle' | 'patchSingle') => Promise<number | string>
+  readonly target: (request: FastifyRequest<IdRoute>, operation: 'putSingle' | 'patchSingle') => Promise<{ key: number | string, checked: Checked }>
   /**
    * The rest of a write to one row, after `target`: the row lookup (404), If-Match (428, 412,
    * SPEC §7.3), then `work` (hooks and the write). With If-Match, all of it runs in one
@@ -172,7 +173,7 @@ interface Writer {
    * the scope is a 403), and writes its answer, in one transaction (the caller's, or one of its
    * own when `run` is the pool): a row the response cannot write is not committed (issue 27).
    */
-  readonly update: (run: Runner, ctx: QueryContext, key: unknown, values: Row) => Promise<string>
+  readonly update: (run: Runner, ctx: QueryContext, key: unknown, values: Row, checked: Checked) => Promise<string>
   readonly preDelete: (key: number | string, request: FastifyRequest) => Promise<void>
   /** Locks the matching rows, runs each one's preDelete hooks, deletes them (in the caller's transaction). */
   readonly deleteWithHooks: (tx: Runner, ctx: QueryContext, filters: readonly Filter[], request: FastifyRequest, limit: number) => Promise<number>
@@ -193,12 +194,12 @@ function writer (c: CrudContext, values: BodyValues): Writer {
     notFound,
     preDelete,
     async target (request, operation) {
-      values.toRow(request.body)
+      const checked = values.check(request.body, c.validated(operation))
       await c.validate(operation, request)
       const key = parseId(table, request.params.id)
       const name = table.primaryKey.name
       if (Object.hasOwn(request.body, name) && request.body[name] !== key) throw new TABLECRUD_ERR_BODY_ID_MISMATCH(name)
-      return key
+      return { key, checked }
     },
     async conditional (request, key, hooks, work) {
       const ctx = await c.scoped(request)
@@ -216,8 +217,8 @@ function writer (c: CrudContext, values: BodyValues): Writer {
         return await work(tx, ctx)
       })
     },
-    async update (run, ctx, key, row) {
-      const changes = await values.prepare(row)
+    async update (run, ctx, key, row, checked) {
+      const changes = await values.prepare(row, checked)
       changes.delete(table.primaryKey)
       const statement = changes.size === 0
         ? compileSingle(ctx, key, { fields: null, readable: false })
