@@ -41,8 +41,10 @@ export function compileInScope (ctx: ScopedTable, ids: readonly unknown[]): Stat
  * INSERT texts kept, a table, by its columns in order, secrets included ([0]) or excluded ([1]):
  * a POST writes every column (fullRow), so one or two column lists; preSave hooks may make a
  * few more. Past the cap a text is written each time, so no sequence of bodies grows the cache.
+ * One row's (`VALUES`) and an array's (`jsonb_populate_recordset`) are kept apart.
  */
 const inserts = [perSequence<Table, TableColumn, InsertText>(16), perSequence<Table, TableColumn, InsertText>(16)] as const
+const rowsInserts = [perSequence<Table, TableColumn, InsertText>(16), perSequence<Table, TableColumn, InsertText>(16)] as const
 
 /**
  * An INSERT's texts: without RETURNING (`head`), with it (`text`), and with each unscoped
@@ -52,38 +54,44 @@ const inserts = [perSequence<Table, TableColumn, InsertText>(16), perSequence<Ta
 interface InsertText { readonly head: string, readonly text: string, readonly upserts: WeakMap<InsertTail, string> }
 
 /**
- * `INSERT INTO <table> (<columns>) VALUES ($1, ..., $n)` of the row's columns in its order, and
- * with ` RETURNING <the row>`: kept per column list, as a POST profile spent 2.5-3 µs a request
- * writing them; and the port (plugins/database.ts) finds a text it has seen before by a hash
- * the string already holds.
+ * The texts of an INSERT of `columns`, written by `head` the first time: kept per column list, as
+ * a POST profile spent 2.5-3 µs a request writing them; and the port (plugins/database.ts) finds
+ * a text it has seen before by a hash the string already holds.
  */
-function insertText (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean): InsertText {
-  return inserts[excludeSecrets ? 1 : 0](t, row.keys(), () => {
-    const columns = [...row.keys()].map((c) => quoteIdent(c.name)).join(', ')
-    const params = Array.from({ length: row.size }, (_, i) => `$${i + 1}`).join(', ')
-    const head = `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`
-    return { head, text: `${head} RETURNING ${returningList(t, excludeSecrets)}`, upserts: new WeakMap() }
+function insertTexts (kept: typeof inserts, t: Table, columns: Iterable<TableColumn>, excludeSecrets: boolean, head: () => string): InsertText {
+  return kept[excludeSecrets ? 1 : 0](t, columns, () => {
+    const written = head()
+    return { head: written, text: `${written} RETURNING ${returningList(t, excludeSecrets)}`, upserts: new WeakMap() }
   })
 }
 
-/** POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it. */
-export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
-  const values = new Values(tail.scoped?.scopes)
-  const returning = (): string => ` RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`
-  if (row.size === 0) return Object.freeze({ text: `INSERT INTO ${table(t)} DEFAULT VALUES${onConflict(t, tail, values)}${returning()}`, values: values.list })
-  // The row's values are $1 to $n, as insertText writes them; a scope's come after.
-  // A loop: push(...row.values()) spread the iterator through an array first (150 ns against 40).
-  for (const value of row.values()) values.list.push(value)
-  const texts = insertText(t, row, excludeSecrets)
-  return Object.freeze({ text: tail === NO_TAIL ? texts.text : upsertText(texts, tail, () => `${texts.head}${onConflict(t, tail, values)}${returning()}`), values: values.list })
-}
-
-/** An upsert's text: kept with its INSERT's when its tail adds no scope, whose values vary by request. */
-function upsertText (texts: InsertText, tail: InsertTail, write: () => string): string {
+/** The statement's text: the INSERT's kept text, or with the upsert's tail. */
+function tailed (t: Table, texts: InsertText, excludeSecrets: boolean, tail: InsertTail, values: Values): string {
+  if (tail === NO_TAIL) return texts.text
+  const write = (): string => `${texts.head}${onConflict(t, tail, values)} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`
+  // Kept with its INSERT's when the tail adds no scope, whose values vary by request.
   if (tail.scoped !== undefined) return write()
   let text = texts.upserts.get(tail)
   if (text === undefined) texts.upserts.set(tail, text = write())
   return text
+}
+
+/**
+ * POST: every given column (defaults already filled in); returns the row as GET `/:id/` shows it.
+ * `INSERT INTO <table> (<columns>) VALUES ($1, ..., $n)`, or `DEFAULT VALUES` for no column.
+ */
+export function compileInsert (t: Table, row: ReadonlyMap<TableColumn, unknown>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
+  const values = new Values(tail.scoped?.scopes)
+  // The row's values are $1 to $n, as the text writes them; a scope's come after.
+  // A loop: push(...row.values()) spread the iterator through an array first (150 ns against 40).
+  for (const value of row.values()) values.list.push(value)
+  const texts = insertTexts(inserts, t, row.keys(), excludeSecrets, () => {
+    if (row.size === 0) return `INSERT INTO ${table(t)} DEFAULT VALUES`
+    const columns = [...row.keys()].map((c) => quoteIdent(c.name)).join(', ')
+    const params = Array.from({ length: row.size }, (_, i) => `$${i + 1}`).join(', ')
+    return `INSERT INTO ${table(t)} (${columns}) VALUES (${params})`
+  })
+  return Object.freeze({ text: tailed(t, texts, excludeSecrets, tail, values), values: values.list })
 }
 
 /**
@@ -99,7 +107,6 @@ function upsertText (texts: InsertText, tail: InsertTail, write: () => string): 
 export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>, excludeSecrets: boolean, tail = NO_TAIL): Statement {
   if (!sameColumns(rows)) throw new Error('compileInsertRows: rows must give the same columns, at least one')
   const columns = [...rows[0]!.keys()]
-  const names = columns.map((c) => quoteIdent(c.name))
   // One JSON.stringify of plain objects, in the columns' order, is V8's fast path: a call per
   // value, or strings joined, were most of the statement's cost for 100 rows. A JSONB value is
   // already JSON text (its `write`), which goes in as it is, not as a string.
@@ -111,11 +118,13 @@ export function compileInsertRows (t: Table, rows: ReadonlyArray<ReadonlyMap<Tab
       return member
     }))
   const values = new Values(tail.scoped?.scopes)
-  const rowsParam = values.add(json)
-  return Object.freeze({
-    text: `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, ${rowsParam}::jsonb) AS x${onConflict(t, tail, values)} RETURNING ${returningList(t, excludeSecrets)}${tail.returning}`,
-    values: values.list
+  // $1, as the text writes it; a scope's values come after.
+  values.add(json)
+  const texts = insertTexts(rowsInserts, t, columns, excludeSecrets, () => {
+    const names = columns.map((c) => quoteIdent(c.name))
+    return `INSERT INTO ${table(t)} (${names.join(', ')}) SELECT ${names.map((n) => `x.${n}`).join(', ')} FROM jsonb_populate_recordset(NULL::${table(t)}, $1::jsonb) AS x`
   })
+  return Object.freeze({ text: tailed(t, texts, excludeSecrets, tail, values), values: values.list })
 }
 
 /** The rows as a JSON array, the text of each JSONB value written in as it is. */

@@ -49,6 +49,23 @@ t.test('upsertTail: ON CONFLICT DO UPDATE of the given columns, the target set t
   t.strictSame(rows.values, ['[{"title":"A"},{"title":"B"}]'])
 })
 
+t.test('compileInsertRows: a text kept by its columns binds each request\'s own rows; other columns, secrets or tails have their own', async (t) => {
+  const rows = (...titles: string[]): Array<Map<TableColumn, unknown>> => titles.map((title) => new Map<TableColumn, unknown>([[col('title'), title], [col('year'), 1]]))
+  const head = 'INSERT INTO "album" ("title", "year") SELECT x."title", x."year" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x'
+  const first = compileInsertRows(album, rows('A'), true)
+  t.strictSame({ text: first.text, values: [...first.values] }, { text: `${head} RETURNING "id", "title", "year"`, values: ['[{"title":"A","year":1}]'] })
+  const again = compileInsertRows(album, rows('B', 'C'), true)
+  t.strictSame({ text: again.text, values: [...again.values] }, { text: first.text, values: ['[{"title":"B","year":1},{"title":"C","year":1}]'] }, 'the same columns: the same text, this request\'s rows')
+  t.equal(compileInsertRows(album, rows('D'), false).text, `${head} RETURNING "id", "title", "year", "code"`, 'secrets included: its own')
+  const yearTitle = [new Map<TableColumn, unknown>([[col('year'), 1], [col('title'), 'E']])]
+  t.equal(compileInsertRows(album, yearTitle, true).text, 'INSERT INTO "album" ("year", "title") SELECT x."year", x."title" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x RETURNING "id", "title", "year"', 'the columns in another order: its own')
+  const tail = upsertTail(tailTarget, [col('year')])
+  t.equal(compileInsertRows(album, rows('F'), true, tail).text, `${head} ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"`)
+  t.equal(compileInsertRows(album, rows('G'), true).text, first.text, 'no tail again: the INSERT alone')
+  // One row's INSERT of the same columns is another statement.
+  t.equal(compileInsert(album, rows('H')[0]!, true).text, 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) RETURNING "id", "title", "year"')
+})
+
 t.test('compileBulkUpdate: SET values first, then the filters, all bound; no filter or nothing to set refused', async (t) => {
   const filters = parseFilterQuery(ctx, raw({ year__operator: 'gte', year: '2000', __or: '(title.starts.A,title.ends.Z)' }))
   const statement = compileBulkUpdate(ctx, filters, new Map<TableColumn, unknown>([[col('year'), 1999], [col('title'), 'x']]))

@@ -1,0 +1,2 @@
+import { buildServers } from './measure.js'
+buildServers(process.argv[2] === 'linked')
