@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream'
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { MultipartFile, MultipartValue } from '@fastify/multipart'
 import {
-  optionError, TABLECRUD_ERR_MEDIA, TABLECRUD_ERR_MEDIA_BODY_TYPE, TABLECRUD_ERR_MEDIA_TOO_LARGE, TABLECRUD_ERR_METHOD_NOT_ALLOWED,
+  optionError, TABLECRUD_ERR_MEDIA, TABLECRUD_ERR_MEDIA_BODY_TYPE, TABLECRUD_ERR_MEDIA_TOO_LARGE,
   TABLECRUD_ERR_QS_REPEATED, TABLECRUD_ERR_QS_UNKNOWN_FIELD, withBody
 } from '../../lib/errors.js'
 import { checkKey } from '../../lib/media/names.js'
@@ -10,9 +10,8 @@ import { MediaStorage } from '../../lib/media/storage.js'
 import type { Table } from '../../lib/table/table.js'
 import { mediaUploadBody, MediaUploadResponse, mediaUrlQuery, MediaUrlResponse } from '../../schemas/media.js'
 import { MediaUnavailableResponse } from '../../schemas/responses.js'
-import { pathOf, sendError } from '../errors.js'
 import type { CrudContext } from './context.js'
-import { answerOptions, route } from './routing.js'
+import { route, type OnlyMethods } from './routing.js'
 
 /** The default of `mediaMaxBytes`: 10 MiB (SPEC §5.8). */
 export const MEDIA_MAX_BYTES = 10 * 1024 * 1024
@@ -67,27 +66,12 @@ interface Media {
   readonly storageOf: (name: string) => MediaStorage
 }
 
-type Answer = (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>
-
-// OPTIONS and TRACE too: left out, they fell to the `/:id/` routes (`media` taken for an id, issue 27).
-const EVERY_METHOD: readonly HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']
-
-/** The other methods of a media path: OPTIONS 204 and the rest 405, both with its `Allow` (SPEC §6.13). */
-const methodNotAllowed = (allowed: readonly HTTPMethods[]): Answer => {
-  const options = answerOptions(allowed.join(', '))
-  return async (request, reply) => {
-    if (request.method === 'OPTIONS') return await options(request, reply)
-    reply.header('allow', allowed.join(', '))
-    return sendError(reply, new TABLECRUD_ERR_METHOD_NOT_ALLOWED(request.method, pathOf(request)))
-  }
-}
-
 /**
  * POST `/media/` and GET `/media/url/` (SPEC §5.8), in a child context of their own so the
  * multipart parser is registered for these routes only: everywhere else a multipart body is
- * still a 415.
+ * still a 415. Their other methods are refused as the table's other paths' are (`only`).
  */
-export async function mediaRoutes (c: CrudContext): Promise<void> {
+export async function mediaRoutes (c: CrudContext, only: OnlyMethods): Promise<void> {
   const { mediaStorage: storages, mediaMaxBytes: maxBytes, readOnly } = c.options
   if (storages.length === 0) return
   const byColumn = new Map(storages.map((s) => [s.column.name, s]))
@@ -99,18 +83,15 @@ export async function mediaRoutes (c: CrudContext): Promise<void> {
     throw withBody(refuse(message), { validFields: columns })
   }
   const m: Media = { c, columns, maxBytes, storageOf }
+  // POST /media/: 405 in read-only mode, like every write (SPEC §5.8); its `Allow` is then empty.
+  only('/media/', readOnly ? [] : ['POST'])
+  only('/media/url/', ['GET', 'HEAD'])
 
   await c.fastify.register(async (media) => {
     // Loaded here, not at import: an application without media routes does not pay for it.
     const { default: fastifyMultipart } = await import('@fastify/multipart')
     await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
-    // POST /media/: 405 in read-only mode, like every write (SPEC §5.8).
-    const uploadMethods: HTTPMethods[] = readOnly ? [] : ['POST']
-    const others = EVERY_METHOD.filter((method) => !uploadMethods.includes(method))
-    route(media, { method: others, url: '/media/', schema: { hide: true }, onRequest: methodNotAllowed(uploadMethods), handler: methodNotAllowed(uploadMethods) })
     if (!readOnly) uploadRoute(media, m)
-    const notGet = EVERY_METHOD.filter((method) => method !== 'GET' && method !== 'HEAD')
-    route(media, { method: notGet, url: '/media/url/', schema: { hide: true }, onRequest: methodNotAllowed(['GET', 'HEAD']), handler: methodNotAllowed(['GET', 'HEAD']) })
     urlRoute(media, m)
   })
 }

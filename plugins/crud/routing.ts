@@ -62,7 +62,7 @@ function parsing (parse: (raw: RawQuery) => unknown): (data: unknown) => { value
 /** The methods a TableCRUD path answers 405 to when it lacks them; any other (PROPFIND) is a 404. */
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', ...WRITE_METHODS, 'OPTIONS', 'TRACE'])
 
-/** Names a path beside `/:id/` (`/`, `/count/`) with the only methods it has. */
+/** Names a path beside `/:id/` (`/`, `/count/`, `/media/url/`) with the only methods it has. */
 export type OnlyMethods = (url: string, allowed: readonly HTTPMethods[]) => void
 
 /**
@@ -91,8 +91,9 @@ export async function methodAnswers (fastify: FastifyInstance, id: readonly HTTP
   const answer = async (request: FastifyRequest<{ Params: { '*'?: string } }>, reply: FastifyReply): Promise<FastifyReply> => {
     const rest = request.params['*'] ?? ''
     const name = rest.endsWith('/') ? rest.slice(0, -1) : rest
-    if (name.includes('/') || !KNOWN_METHODS.has(request.method)) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request)))
     const allow = allowOf.get(name)
+    // Beside the named paths (`media/url`), a deeper path is none of the table's.
+    if ((allow === undefined && name.includes('/')) || !KNOWN_METHODS.has(request.method)) return sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, pathOf(request)))
     // A method `/:id/` has, on an id: one past maxParamLength, found by `/*` only.
     if (allow === undefined && id.includes(request.method)) return sendError(reply, new TABLECRUD_ERR_ID_INVALID())
     return await refuse(request, reply, allow ?? idAllow)

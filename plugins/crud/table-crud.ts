@@ -52,6 +52,6 @@ export const tableCrud: TableCrudPlugin = async function tableCrud (fastify, raw
   readRoutes(c)
   helperRoutes(c, onlyMethods)
   aggregateRoutes(c, onlyMethods)
-  await mediaRoutes(c)
+  await mediaRoutes(c, onlyMethods)
   if (writable) writeRoutes(c)
 }

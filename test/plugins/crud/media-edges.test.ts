@@ -49,13 +49,12 @@ t.test('a media folder path that is a file: 503 TABLECRUD_ERR_MEDIA_UNAVAILABLE 
   t.match(res.headers['retry-after'], /^\d+$/)
 })
 
-t.test('OPTIONS and TRACE on /media/ and /media/url/: 204 and 405 with the path\'s own Allow', async (t) => {
+t.test('OPTIONS and TRACE on /media/ and /media/url/: 204 and 405 with the path\'s own Allow; deeper paths and unknown methods 404', async (t) => {
   const writable = await app(await tempDir())
   const readOnly = await app(await tempDir(), true)
   const cases: Array<[FastifyInstance, string, string]> = [
     [writable, '/films/media/', 'POST'],
     [writable, '/films/media/url/', 'GET, HEAD'],
-    [readOnly, '/films/media/', ''],
     [readOnly, '/films/media/url/', 'GET, HEAD']
   ]
   for (const [server, url, allow] of cases) {
@@ -63,6 +62,17 @@ t.test('OPTIONS and TRACE on /media/ and /media/url/: 204 and 405 with the path\
     t.same([options.statusCode, options.headers.allow, options.body], [204, allow, ''], `OPTIONS ${url}`)
     const trace = await server.inject({ method: 'TRACE', url })
     t.same([trace.statusCode, trace.headers.allow, trace.json().code], [405, allow, 'TABLECRUD_ERR_METHOD_NOT_ALLOWED'], `TRACE ${url}`)
+  }
+  // Read-only, /media/ allows nothing: OPTIONS is refused too, as on a disabled /aggregate/.
+  for (const method of ['OPTIONS', 'TRACE', 'POST'] as const) {
+    const refused = await readOnly.inject({ method, url: '/films/media/' })
+    t.same([refused.statusCode, refused.headers.allow, refused.json()], [405, '', {
+      statusCode: 405, code: 'TABLECRUD_ERR_METHOD_NOT_ALLOWED', error: 'Method Not Allowed', message: `${method} is not allowed on /films/media/.`
+    }], `${method} /films/media/, read-only`)
+  }
+  for (const [method, url] of [['GET', '/films/media/url/x/'], ['POST', '/films/media/x/'], ['PROPFIND', '/films/media/url/']] as const) {
+    const missing = await writable.inject({ method, url })
+    t.same([missing.statusCode, missing.json().code], [404, 'TABLECRUD_ERR_ROUTE_NOT_FOUND'], `${method} ${url}`)
   }
 })
 
