@@ -17,14 +17,22 @@ export async function usePooler (app: FastifyInstance, db: Pick<TestDatabase, 'p
 }
 
 /**
+ * Registers @fastify/postgres on the test database, `max` connections (appPool), and in the
+ * pooled mode what an app behind the pooler sets (`usePooler`).
+ */
+export async function useDatabase (app: FastifyInstance, db: TestDatabase, max?: number): Promise<void> {
+  await app.register(fastifyPostgres, appPool(db, max))
+  await usePooler(app, db)
+}
+
+/**
  * A Fastify app on the test database with the tables created; `setup` registers what the test
  * needs. Closed at the end of the test.
  */
 export async function buildApp (t: Teardown, db: TestDatabase, tables: readonly Table[], setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
   await createTables(db.pool, tables)
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db))
-  await usePooler(app, db)
+  await useDatabase(app, db)
   await setup(app)
   await app.ready()
   t.teardown(async () => await app.close())

@@ -4,7 +4,7 @@ import fastifyPostgres from '@fastify/postgres'
 import { createTables } from '../../../lib/db/index.js'
 import { tokenTable, userTable } from '../../../lib/table/auth-tables.js'
 import { appPool, type TestDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { useDatabase } from '../../helpers/app.js'
 
 // Tests hash at bcrypt's lowest cost; the default of 12 would take a quarter second a hash.
 process.env.TABLECRUD_BCRYPT_COST ??= '4'
@@ -18,8 +18,7 @@ interface Teardown { teardown: (fn: () => unknown) => void }
  */
 export async function authApp (t: Teardown, db: TestDatabase, setup: (app: FastifyInstance) => void | Promise<void>): Promise<FastifyInstance> {
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db))
-  await usePooler(app, db)
+  await useDatabase(app, db)
   await setup(app)
   await app.ready()
   t.teardown(async () => await app.close())

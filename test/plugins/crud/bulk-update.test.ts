@@ -4,7 +4,7 @@ import fastifyPostgres from '@fastify/postgres'
 import { HttpError } from '../../../lib/errors.js'
 import { tableCrud, type Hook, type Row } from '../../../plugins/crud/table-crud.js'
 import { appPool, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { useDatabase } from '../../helpers/app.js'
 import { countOf, create, errorOf, json, movie, moviesApp, rowsOf } from './write-fixtures.js'
 
 /** Bulk PATCH `/` and the affected-row limit of bulk PATCH and DELETE `/` (SPEC §8.5). */
@@ -174,8 +174,7 @@ t.test('options: allowBulkUpdate a boolean, maxAffected an integer of 1 or more'
 
 t.test('a bulk PATCH racing a bulk DELETE: every row acknowledged as changed is there, changed; none is lost unacknowledged', { skip: ONE_SESSION }, async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db, 4))
-  await usePooler(app, db)
+  await useDatabase(app, db, 4)
   const base = await moviesApp(t, db)
   await base.close()
   await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false, allowBulkUpdate: true, allowBulkDelete: true })

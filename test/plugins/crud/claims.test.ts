@@ -10,7 +10,7 @@ import { claimsDatabase } from '../../../plugins/crud/claims.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { openApi } from '../../../plugins/openapi.js'
 import { appPool, DATABASE_URL, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { useDatabase } from '../../helpers/app.js'
 import { pgbouncerMissing, startPgBouncer } from '../../helpers/pgbouncer.js'
 import { tablecrudDatabase } from '../../../plugins/tablecrud-database.js'
 
@@ -38,8 +38,7 @@ if (setUp !== null) {
   ]) await db.pool.query(statement)
 
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db))
-  await usePooler(app, db)
+  await useDatabase(app, db)
   await app.register(openApi, { info: { title: 'claims', version: '1.0.0' } })
   const claims = (request: { headers: Record<string, unknown> }): Record<string, unknown> => {
     if (request.headers['x-user'] === undefined) throw new HttpError(401, 'Who are you?')

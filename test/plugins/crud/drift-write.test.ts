@@ -1,6 +1,5 @@
 import t, { type Test } from 'tap'
 import Fastify from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
 import { Writable } from 'node:stream'
 import { Type } from '@sinclair/typebox'
 import { SchemaDriftError, schemaDriftHint } from '../../../lib/db/check.js'
@@ -9,8 +8,8 @@ import type { Database, Runner } from '../../../lib/db/port.js'
 import { beforeCommit, rowAnswer } from '../../../plugins/crud/before-commit.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
-import { appPool, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { testDatabase } from '../../helpers/db.js'
+import { useDatabase } from '../../helpers/app.js'
 
 // Issue 27 point 6: a write whose returned row cannot be answered (the column's type was changed
 // by hand) must not commit; the answer is the §1 shape, and the log names the column and `check`.
@@ -30,8 +29,7 @@ async function app (t: Test): Promise<{ app: ReturnType<typeof Fastify>, lines: 
   const lines: Array<Record<string, any>> = []
   const stream = new Writable({ write (chunk, _encoding, done) { lines.push(JSON.parse(String(chunk))); done() } })
   const server = Fastify({ logger: { level: 'error', stream } })
-  await server.register(fastifyPostgres, appPool(db))
-  await usePooler(server, db)
+  await useDatabase(server, db)
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly: false })
   await server.register(tableCrud, { table: code, prefix: '/codes', readOnly: false })
   t.teardown(async () => await server.close())

@@ -1,6 +1,5 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance } from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
 import fastifyStatic from '@fastify/static'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
@@ -10,8 +9,8 @@ import { localMediaStorage } from '../../../lib/media/local.js'
 import { DEFAULT_CHARACTERS } from '../../../lib/media/names.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
-import { appPool, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { testDatabase } from '../../helpers/db.js'
+import { useDatabase } from '../../helpers/app.js'
 
 // Issue 27 point 7: the media routes' smaller defects.
 const db = await testDatabase(t)
@@ -26,8 +25,7 @@ async function tempDir (): Promise<string> {
 
 async function app (mediaPath: string, readOnly = false): Promise<FastifyInstance> {
   const server = Fastify()
-  await server.register(fastifyPostgres, appPool(db))
-  await usePooler(server, db)
+  await useDatabase(server, db)
   await server.register(tableCrud, { table: film, prefix: '/films', readOnly, mediaStorage: [localMediaStorage({ column: poster, mediaPath })] })
   t.teardown(async () => await server.close())
   return server

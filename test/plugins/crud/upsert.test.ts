@@ -1,11 +1,10 @@
 import t from 'tap'
 import Fastify from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify'
 import { HttpError } from '../../../lib/errors.js'
 import { tableCrud, type Hook, type Row } from '../../../plugins/crud/table-crud.js'
-import { appPool, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { testDatabase } from '../../helpers/db.js'
+import { useDatabase } from '../../helpers/app.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { countOf, create, errorOf, freshApp, json, movie, moviesApp, rowsOf } from './write-fixtures.js'
 
@@ -154,8 +153,7 @@ const ONE_SESSION = db.embedded ? 'the embedded server is one session: requests 
 
 t.test('20 clients upserting one key at once: one row, one 201, nineteen 200s, no 5xx', { skip: ONE_SESSION }, async (t) => {
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db, 20))
-  await usePooler(app, db)
+  await useDatabase(app, db, 20)
   const base = await moviesApp(t, db)
   await base.close()
   await app.register(tableCrud, { table: movie, prefix: '/movies', readOnly: false })

@@ -1,13 +1,12 @@
 import t from 'tap'
 import Fastify, { type FastifyInstance, type InjectOptions } from 'fastify'
-import fastifyPostgres from '@fastify/postgres'
 import { HttpError } from '../../../lib/errors.js'
 import { createTables } from '../../../lib/db/ddl.js'
 import { column, defineTable } from '../../../lib/table/index.js'
 import { tableCrud, type Validator, type Validators } from '../../../plugins/crud/table-crud.js'
 import { validatorQuery } from '../../../plugins/crud/validator-query.js'
-import { appPool, testDatabase } from '../../helpers/db.js'
-import { usePooler } from '../../helpers/app.js'
+import { testDatabase } from '../../helpers/db.js'
+import { useDatabase } from '../../helpers/app.js'
 
 // Issue 27 point 3 (SPEC §8.6): validators see request.query in one shape for every operation,
 // so an owner check written the obvious way holds on all of them.
@@ -27,8 +26,7 @@ const LISTS = ['getAll', 'getCount', 'deleteAll', 'getIds', 'getSingle', 'putSin
 async function build (): Promise<FastifyInstance> {
   await createTables(db.pool, [note])
   const app = Fastify()
-  await app.register(fastifyPostgres, appPool(db))
-  await usePooler(app, db)
+  await useDatabase(app, db)
   const validators: Validators = Object.fromEntries(LISTS.map((list) => [list, [ownRows]]))
   await app.register(tableCrud, { table: note, prefix: '/notes', readOnly: false, allowBulkDelete: true, validators })
   await app.register(tableCrud, { table: note, prefix: '/seen', readOnly: false, allowBulkDelete: true, validators: { every: [record] } })
