@@ -1,2 +1,0 @@
-import { buildServers } from './measure.js'
-buildServers(process.argv[2] === 'linked')
