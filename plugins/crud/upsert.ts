@@ -45,15 +45,21 @@ export function updateColumns (table: Table, target: readonly TableColumn[], bod
 }
 
 /**
+ * The tail with the request's scope for its conflicting row, or the kept tail as it is when the
+ * table has none: then the statement's text is kept too (lib/sql/write.ts `tailed`).
+ */
+function inScope (ctx: QueryContext, tail: InsertTail): InsertTail {
+  return isScoped(ctx) ? { ...tail, scoped: ctx } : tail
+}
+
+/**
  * Upserts one row: resolves to the row as written, whether it was inserted (told by the
  * statement itself, lib/sql/upsert.ts) and its answer. The row keeps `__inserted`: `answer`
  * writes it by the row schema, which has no such property, and a copy without it would cost.
  */
 export async function upsertOne (c: CrudContext, ctx: QueryContext, target: readonly TableColumn[], one: UpsertRow, answer: RowAnswer): Promise<{ row: Row, inserted: boolean, text: string }> {
   const { table, options: { excludeSecrets } } = c
-  const scoped = isScoped(ctx)
-  // Unscoped, the tail has no scope to add to its ON CONFLICT: the cached tail as it is.
-  const statement = compileInsert(table, one.values, excludeSecrets, scoped ? { ...upsertTail(target, one.update), scoped: ctx } : upsertTail(target, one.update))
+  const statement = compileInsert(table, one.values, excludeSecrets, inScope(ctx, upsertTail(target, one.update)))
   return await writeStatement(c, ctx, statement, resultTypes(table, excludeSecrets, true), 1, ([row]) => ({ row: row!, inserted: row![INSERTED] === true, text: answer(row!) }))
 }
 
@@ -70,7 +76,7 @@ export async function upsertRows<T> (c: CrudContext, ctx: QueryContext, target: 
   // A conflicting row out of the scope is neither updated nor returned (SPEC §8.6). The answer
   // of an array does not tell inserted rows from updated ones, so the rows are returned
   // without `__inserted`, as POST of an array returns them.
-  const tail = (update: readonly TableColumn[]): InsertTail => ({ onConflict: upsertTail(target, update).onConflict, returning: '', scoped: ctx })
+  const tail = (update: readonly TableColumn[]): InsertTail => inScope(ctx, upsertTail(target, update, false))
   return await writeRows(c, ctx, rows, runsOf(rows),
     (run) => compileInsertRows(table, run.map((r) => r.values), excludeSecrets, tail(run[0]!.update)),
     (row) => compileInsert(table, row.values, excludeSecrets, tail(row.update)),

@@ -27,6 +27,11 @@ t.test('upsertTail: ON CONFLICT DO UPDATE of the given columns, the target set t
   t.equal(upsertTail([col('title')], []).onConflict, ' ON CONFLICT ("title") DO UPDATE SET "title" = EXCLUDED."title"')
   t.throws(() => upsertTail([], [col('year')]), /a conflict target needs a column/)
   t.equal(upsertTail(tailTarget, [col('year')]), upsertTail(tailTarget, [col('year')]), 'a shape seen before: the same tail')
+  // An array's rows go without the flag: a tail of its own, kept as the flagged one is.
+  const unflagged = upsertTail(tailTarget, [col('year')], false)
+  t.strictSame({ ...unflagged }, { onConflict: tail.onConflict, returning: '' })
+  t.equal(upsertTail(tailTarget, [col('year')], false), unflagged, 'unflagged, seen before: the same tail')
+  t.not(upsertTail(tailTarget, [col('year')]), unflagged)
   // Past MAX_TAILS shapes of one target, a tail is written each time, alike.
   const other = [col('title')]
   for (let i = 0; i < MAX_TAILS; i++) upsertTail(other, [{ ...col('year'), name: `c${i}` }])
@@ -61,6 +66,7 @@ t.test('compileInsertRows: a text kept by its columns binds each request\'s own 
   t.equal(compileInsertRows(album, yearTitle, true).text, 'INSERT INTO "album" ("year", "title") SELECT x."year", x."title" FROM jsonb_populate_recordset(NULL::"album", $1::jsonb) AS x RETURNING "id", "title", "year"', 'the columns in another order: its own')
   const tail = upsertTail(tailTarget, [col('year')])
   t.equal(compileInsertRows(album, rows('F'), true, tail).text, `${head} ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year", (xmax = 0) AS "__inserted"`)
+  t.equal(compileInsertRows(album, rows('G'), true, upsertTail(tailTarget, [col('year')], false)).text, `${head} ON CONFLICT ("title") DO UPDATE SET "year" = EXCLUDED."year" RETURNING "id", "title", "year"`, 'unflagged: its own')
   t.equal(compileInsertRows(album, rows('G'), true).text, first.text, 'no tail again: the INSERT alone')
   // One row's INSERT of the same columns is another statement.
   t.equal(compileInsert(album, rows('H')[0]!, true).text, 'INSERT INTO "album" ("title", "year") VALUES ($1, $2) RETURNING "id", "title", "year"')
