@@ -19,7 +19,7 @@ import type { BodyValues, Checked } from './body.js'
 import { guarded, hookError, type CrudContext } from './context.js'
 import type { Row } from './options.js'
 import { lazyValidator } from './compilers.js'
-import { rowAnswer, type RowAnswer } from './before-commit.js'
+import { rowAnswer, rowsAnswer, type RowAnswer } from './before-commit.js'
 import { route } from './routing.js'
 import { sendJson } from './serialise.js'
 import { convertChildren, holdsNested, insertNested, nestedBodyCompiler, nestedBodySchema, nestedRelations, nestedRowSchema, type Nested } from './nested.js'
@@ -175,7 +175,7 @@ function postAnswers (c: CrudContext, nested: readonly Nested[]): { row: RowAnsw
   const answerRow = rowAnswer(c.table, row)
   return {
     row: answerRow,
-    rows: (rows) => `{"rows":[${rows.map(answerRow).join(',')}]}`,
+    rows: rowsAnswer(created, answerRow),
     nested: rowAnswer(c.table, withChildren),
     route: { 200: withHeaders(updated, { ETag: ETagHeader }), 201: withHeaders(answers, { Location: LocationHeader, ETag: ETagHeader }) }
   }
