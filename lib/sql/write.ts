@@ -139,8 +139,15 @@ function withJsonText (columns: readonly TableColumn[], rows: ReadonlyArray<Read
 
 /** Whether rows give the same columns, at least one: what `compileInsertRows` takes. */
 export function sameColumns (rows: ReadonlyArray<ReadonlyMap<TableColumn, unknown>>): boolean {
-  const columns = [...(rows[0]?.keys() ?? [])]
-  return columns.length > 0 && rows.every((row) => row.size === columns.length && columns.every((c) => row.has(c)))
+  const first = rows[0]
+  return first !== undefined && first.size > 0 && rows.every((row) => sameKeys(first, row))
+}
+
+/** Whether two rows give the same columns, in any order. */
+export function sameKeys (a: ReadonlyMap<TableColumn, unknown>, b: ReadonlyMap<TableColumn, unknown>): boolean {
+  if (a.size !== b.size) return false
+  for (const c of a.keys()) if (!b.has(c)) return false
+  return true
 }
 
 /**

@@ -1,5 +1,5 @@
 import { bodyInvalid, type FieldError } from '../../lib/errors.js'
-import { compileInsert, compileInsertRows, type InsertTail } from '../../lib/sql/write.js'
+import { compileInsert, compileInsertRows, sameKeys, type InsertTail } from '../../lib/sql/write.js'
 import type { QueryContext } from '../../lib/query/parse.js'
 import { isScoped } from './scope.js'
 import { resultTypes } from '../../lib/db/types.js'
@@ -65,7 +65,7 @@ export async function upsertOne (c: CrudContext, ctx: QueryContext, target: read
 
 /**
  * Upserts every row, all or none, and resolves to `answer` of them as written, in order. Consecutive rows
- * that update the same columns go in one statement, as bulk insert does (create.ts
+ * that give and update the same columns go in one statement, as bulk insert does (create.ts
  * `insertRows`); several such runs go in one transaction. Two rows with the same target value are refused first (a
  * statement cannot update one row twice). When the database refuses a statement, the rows are
  * upserted again one by one, to name the one that fails (create.ts `writeRows`).
@@ -84,8 +84,10 @@ export async function upsertRows<T> (c: CrudContext, ctx: QueryContext, target: 
 }
 
 /**
- * The rows cut where the columns to update change: each run is one statement, and runs go in
- * the order sent, so new keys are drawn in that order too.
+ * The rows cut where the columns to update or the columns given change: each run is one
+ * statement, and runs go in the order sent, so new keys are drawn in that order too. The
+ * columns given differ where a preSave hook drops a column from some rows only, or a UUID key
+ * is given for some rows only: one statement of them all was a 500 (compileInsertRows).
  */
 function runsOf (rows: readonly UpsertRow[]): UpsertRow[][] {
   const runs: UpsertRow[][] = []
@@ -93,7 +95,7 @@ function runsOf (rows: readonly UpsertRow[]): UpsertRow[][] {
   const same = (a: readonly TableColumn[], b: readonly TableColumn[]): boolean => a.length === b.length && a.every((col, i) => col === b[i])
   for (const row of rows) {
     const last = runs.at(-1)
-    if (last !== undefined && same(last[0]!.update, row.update)) last.push(row)
+    if (last !== undefined && same(last[0]!.update, row.update) && sameKeys(last[0]!.values, row.values)) last.push(row)
     else runs.push([row])
   }
   return runs

@@ -115,6 +115,25 @@ t.test('an array: 200 {rows} in order, inserted and updated alike; one statement
   t.match(json(invalid), { statusCode: 400, errors: [{ index: 1, field: 'name' }] })
 })
 
+t.test('an array whose rows give different columns (a hook drops one, a UUID key given for some): each run one statement, no 5xx', async (t) => {
+  const hooks: Hook[] = [{ hookType: 'preSave', callable: (row) => { const out = { ...row }; if (row.name === 'bare') delete out.synopsis; return out } }]
+  const app = await moviesApp(t, db, { hooks })
+  const res = await upsert(app, [{ name: 'bare' }, { name: 'full' }, { name: 'bare2' }])
+  t.equal(res.statusCode, 200, res.body)
+  t.strictSame((json(res).rows as Row[]).map((r) => [r.id, r.name, r.synopsis]), [[1, 'bare', ''], [2, 'full', ''], [3, 'bare2', '']],
+    'in order; the column the hook dropped takes its database default')
+
+  const token = defineTable('token', { id: column.uuid({ primaryKey: true }), label: column.varchar({ length: 10, unique: true }) })
+  const tokens = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: token, prefix: '/tokens', readOnly: false }) }, [token])
+  const given = '0b0e7a5e-1c2d-4e3f-8a9b-0c1d2e3f4a5b'
+  const keys = await upsert(tokens, [{ label: 'drawn' }, { id: given, label: 'given' }, { label: 'drawn2' }], '__on_conflict=label', '/tokens')
+  t.equal(keys.statusCode, 200, keys.body)
+  const rows = json(keys).rows as Row[]
+  t.strictSame(rows.map((r) => r.label), ['drawn', 'given', 'drawn2'])
+  t.equal(rows[1]!.id, given, 'the key given is written')
+  t.equal(new Set(rows.map((r) => r.id)).size, 3, 'the others drawn by the database')
+})
+
 t.test('two spellings of one key in an array ({"a":1,"b":2} and {"b":2,"a":1}): the later element wins, no 5xx', async (t) => {
   const price = defineTable('price', { tags: column.jsonb({ unique: true, null: true }), label: column.varchar({ length: 10 }) })
   const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: price, prefix: '/prices', readOnly: false }) }, [price])
