@@ -96,11 +96,17 @@ export function holdsNested (nested: readonly Nested[], body: Row): boolean {
 export function nestedBodyCompiler (ajv: Ajv, plain: FastifySchemaCompiler<FastifySchema>, plainSchema: TSchema, one: TObject, nested: readonly Nested[]): FastifySchemaCompiler<FastifySchema> {
   return (route) => {
     // An array's elements hold no nested rows: checked by the plain POST schema.
-    const arrays = plain({ ...route, schema: plainSchema }) as (data: unknown) => unknown
+    const arrays = plain({ ...route, schema: plainSchema }) as ((data: unknown) => unknown) & { errors?: unknown }
     const checkRow = lazyValidator(ajv, one)
     const checks = nested.map((n) => ({ n, check: lazyValidator(ajv, n.schema) }))
     const validate = (data: unknown): unknown => {
-      if (typeof data !== 'object' || data === null || Array.isArray(data)) return arrays(data)
+      if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+        // Fastify reads a `false`'s errors off the function it called: without them, `null` or
+        // `42` passed as valid (a 500, or a row of defaults written).
+        const valid = arrays(data)
+        validate.errors = arrays.errors
+        return valid
+      }
       const body = data as Row
       const row: Row = { ...body }
       for (const { n } of checks) delete row[n.relation.name]
@@ -110,6 +116,7 @@ export function nestedBodyCompiler (ajv: Ajv, plain: FastifySchemaCompiler<Fasti
       }
       return failures.length === 0 || { error: bodyInvalid(failures) }
     }
+    validate.errors = null as unknown
     return validate as FastifyValidationResult
   }
 }

@@ -83,6 +83,15 @@ t.test('child failures named by path; a child giving the ForeignKey back refused
   t.equal(await countOf(a, film), 0)
 })
 
+t.test('a body that is neither an object nor an array: the 400 of a mount without nestedWrites, nothing written', async (t) => {
+  const a = await app(t)
+  for (const payload of ['null', '42', '"A"', 'true']) {
+    const res = await a.inject({ method: 'POST', url: '/directors/', payload, headers: { 'content-type': 'application/json' } })
+    t.strictSame([res.statusCode, json(res)], [400, invalid([['(body)', 'must be object']])], payload)
+  }
+  t.equal(await countOf(a, director), 0)
+})
+
 t.test('the 3rd child violating a constraint: the 422 naming it, no parent and no child written', async (t) => {
   const a = await app(t)
   await a.inject({ method: 'POST', url: '/directors/', payload: { name: 'Someone', films: [{ name: 'Taken' }] } })
