@@ -269,7 +269,9 @@ export function fromDatabaseError (error: unknown): Error | undefined {
     case '23514': case '23P01': return constraintError(TABLECRUD_ERR_DB_CHECK)
   }
   // 21000: an upsert whose rows name one conflicting row twice (two spellings of one value).
-  if (sqlstate.startsWith('22') || sqlstate === '21000') return new TABLECRUD_ERR_DB_DATA(e.message)
+  // 54000: a value over a limit of the database's, such as text too long for a unique
+  // column's index (a limit on its compressed size, which no check before the query can know).
+  if (sqlstate.startsWith('22') || sqlstate === '21000' || sqlstate === '54000') return new TABLECRUD_ERR_DB_DATA(e.message)
   // A write a row-level security policy refuses (a claims mount, SPEC §8.6); any other 42501 (a missing GRANT) is the integrator's bug.
   if (sqlstate === '42501' && e.message.startsWith('new row violates row-level security policy')) return new TABLECRUD_ERR_DB_ROW_POLICY()
   if (sqlstate.startsWith('08') || sqlstate.startsWith('53') || sqlstate.startsWith('57') ||

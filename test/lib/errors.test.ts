@@ -78,6 +78,9 @@ t.test('fromDatabaseError maps each SQLSTATE class', async (t) => {
     ['22001 too long', pgError('value too long for type character varying(5)', { code: '22001' }), {
       code: 'TABLECRUD_ERR_DB_DATA', statusCode: 400, message: 'value too long for type character varying(5)', body: undefined
     }],
+    ['54000 over a limit', pgError('index row size 4016 exceeds btree version 4 maximum 2704 for index "tag_slug_key"', { code: '54000', constraint: 'tag_slug_key' }), {
+      code: 'TABLECRUD_ERR_DB_DATA', statusCode: 400, message: 'index row size 4016 exceeds btree version 4 maximum 2704 for index "tag_slug_key"', body: undefined
+    }],
     ['08006 connection failure', pgError('connection failure', { code: '08006' }), UNAVAILABLE],
     ['57P01 admin shutdown', pgError('terminating connection due to administrator command', { code: '57P01' }), UNAVAILABLE],
     ['57014 statement timeout', pgError('canceling statement due to statement timeout', { code: '57014' }), UNAVAILABLE],

@@ -1,4 +1,6 @@
 import t from 'tap'
+import { createHash } from 'node:crypto'
+import { column, defineTable } from '../../../lib/table/index.js'
 import { DECIMAL_PATTERN, TIMESTAMP_PATTERN } from '../../../schemas/row.js'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { testDatabase } from '../../helpers/db.js'
@@ -323,6 +325,18 @@ t.test('data errors from the database are 400s, never 500s', async (t) => {
     t.match(json(res), { statusCode: 400, error: 'Bad Request', code: /^TABLECRUD_ERR_(DB_DATA|BODY_INVALID)$/ }, name)
   }
   t.equal(await countOf(app, movie), 0)
+})
+
+t.test('a value over a limit of the database (text too long for its unique index, SQLSTATE 54000) is a 400, never a 500; nothing written', async (t) => {
+  const tag = defineTable('tag', { slug: column.text({ unique: true }) })
+  const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: tag, prefix: '/tags', readOnly: false }) }, [tag])
+  // Hex of hashes does not compress: 4,000 bytes are over the 2,704 a btree index row holds.
+  const long = Array.from({ length: 63 }, (_, i) => createHash('sha256').update(String(i)).digest('hex')).join('').slice(0, 4000)
+  const one = await app.inject({ method: 'POST', url: '/tags/', payload: { slug: long } })
+  t.match([one.statusCode, json(one)], [400, { statusCode: 400, code: 'TABLECRUD_ERR_DB_DATA', error: 'Bad Request', message: /^index row size \d+ exceeds btree version \d maximum \d+ for index "tag_slug_key"$/ }])
+  const many = await app.inject({ method: 'POST', url: '/tags/', payload: [{ slug: 'short' }, { slug: long }] })
+  t.match([many.statusCode, json(many)], [400, { code: 'TABLECRUD_ERR_DB_DATA', details: { index: 1 } }], 'an array names the element')
+  t.equal(await countOf(app, tag), 0)
 })
 
 t.test('readOnly is the default: every write method is a 405 with Allow', async (t) => {
