@@ -477,6 +477,11 @@ export const COLUMN_TYPES = {
     parse: (_column, text) => parseReal(text),
     expected: words('number'),
     form: words('a number'),
+    // JSON.parse reads 1e309 as Infinity, which PostgreSQL would store and JSON answer as null.
+    write: (_column, value) => {
+      if (typeof value === 'number' && !Number.isFinite(value)) throw new ValueError('must be a number a double can hold: 1e309 is beyond its range')
+      return value
+    },
     schema: () => Type.Number()
   },
   uuid: {

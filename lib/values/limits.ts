@@ -65,17 +65,25 @@ function jsonTextProblem (text: string): string | null {
 }
 
 /**
+ * How deep a jsonb value may nest its arrays and objects (Jackson's default cap). Some 4,000
+ * levels in, JSON.stringify runs out of stack writing the answer, after the row is written: a
+ * 500 for a row committed.
+ */
+const JSON_MAX_DEPTH = 1000
+
+/**
  * PostgreSQL's jsonb cannot hold U+0000 in a string or a key (22P05 `unsupported Unicode
  * escape sequence`), nor a lone surrogate (its raw text would come back), and a number past a
  * double's range (`1e400`) was parsed to Infinity, which JSON writes as `null`: each would store
- * another value than the one sent.
+ * another value than the one sent. `depth`: how many arrays and objects hold `value`.
  */
-export function jsonProblem (value: unknown): string | null {
+export function jsonProblem (value: unknown, depth = 0): string | null {
   if (typeof value === 'string') return jsonTextProblem(value)
   if (typeof value === 'number') return Number.isFinite(value) ? null : 'must hold only numbers a double can: 1e400 is beyond its range'
   if (typeof value !== 'object' || value === null) return null
+  if (depth === JSON_MAX_DEPTH) return `must nest its arrays and objects at most ${JSON_MAX_DEPTH} deep`
   for (const [key, inner] of Array.isArray(value) ? value.entries() : Object.entries(value)) {
-    const problem = (typeof key === 'string' ? jsonTextProblem(key) : null) ?? jsonProblem(inner)
+    const problem = (typeof key === 'string' ? jsonTextProblem(key) : null) ?? jsonProblem(inner, depth + 1)
     if (problem !== null) return problem
   }
   return null

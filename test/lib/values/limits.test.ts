@@ -54,3 +54,11 @@ t.test('jsonb: lone surrogates in strings or keys, numbers past a double', async
   for (const value of [Infinity, [1, -Infinity], { a: { b: [NaN] } }]) t.equal(jsonProblem(value), range, String(value))
   t.equal(jsonProblem([{ 'a\u0000': Infinity }]), 'must not hold NUL characters in its strings or keys', 'the first problem found is named')
 })
+
+t.test('jsonb: arrays and objects nested at most 1000 deep', async (t) => {
+  const nested = (depth: number, inner: (v: unknown) => unknown): unknown => { let v: unknown = 1; for (let i = 0; i < depth; i++) v = inner(v); return v }
+  for (const inner of [(v: unknown) => [v], (v: unknown) => ({ a: v })]) {
+    t.equal(jsonProblem(nested(1000, inner)), null, '1000 deep')
+    t.equal(jsonProblem(nested(1001, inner)), 'must nest its arrays and objects at most 1000 deep', '1001 deep')
+  }
+})

@@ -97,6 +97,39 @@ t.test('a real out of range in a filter is the usual 400 naming the field, not t
   t.equal((await app.inject('/movies/?rating=3.4e38')).statusCode, 200, 'the largest reals are fine')
 })
 
+t.test('jsonb: arrays and objects nested over 1000 deep are a 400 naming the field (some 4,000 deep, a 500 with the row written)', async (t) => {
+  const doc = defineTable('limits_deep', { body: column.jsonb({ null: true }) })
+  const app = await buildApp(t, db, [doc], async (app) => {
+    await app.register(tableCrud, { table: doc, prefix: '/docs', readOnly: false })
+  })
+  const nested = (depth: number, open: string, close: string): string => `{"body": ${open.repeat(depth)}1${close.repeat(depth)}}`
+  for (const depth of [1001, 4120, 100_000]) {
+    for (const [open, close] of [['[', ']'], ['{"a":', '}']] as const) {
+      const res = await app.inject({ method: 'POST', url: '/docs/', headers: { 'content-type': 'application/json' }, payload: nested(depth, open, close) })
+      t.strictSame([res.statusCode, json(res)], [400, invalid([['body', 'must nest its arrays and objects at most 1000 deep']])], `${depth} ${open}`)
+    }
+  }
+  t.equal(await countOf(app, doc), 0, 'nothing written')
+  const deepest = await app.inject({ method: 'POST', url: '/docs/', headers: { 'content-type': 'application/json' }, payload: nested(1000, '[', ']') })
+  t.equal(deepest.statusCode, 201, '1000 deep is taken')
+  t.equal((await app.inject({ method: 'GET', url: '/docs/1/' })).body, deepest.body, 'and served as written')
+})
+
+t.test('double precision: 1e309 (Infinity to JSON.parse) is a 400 naming the field, not Infinity stored and null answered', async (t) => {
+  const score = defineTable('limits_double', { value: column.doublePrecision({ null: true }), values: column.array(column.doublePrecision()) })
+  const app = await buildApp(t, db, [score], async (app) => {
+    await app.register(tableCrud, { table: score, prefix: '/scores', readOnly: false })
+  })
+  const DOUBLE = 'must be a number a double can hold: 1e309 is beyond its range'
+  for (const [text, field] of [['{"value": 1e309}', 'value'], ['{"value": -1e309}', 'value'], ['{"values": [1, 1e309]}', 'values']] as const) {
+    const res = await app.inject({ method: 'POST', url: '/scores/', headers: { 'content-type': 'application/json' }, payload: text })
+    t.strictSame([res.statusCode, json(res)], [400, invalid([[field, DOUBLE]])], text)
+  }
+  t.equal(await countOf(app, score), 0, 'nothing written')
+  const edge = await app.inject({ method: 'POST', url: '/scores/', payload: { value: -1.7976931348623157e308, values: [5e-324] } })
+  t.strictSame([edge.statusCode, json(edge)], [201, { id: 1, value: -1.7976931348623157e308, values: [5e-324] }], 'the largest and smallest doubles are taken')
+})
+
 t.test('jsonb: a NUL in any string or key of the value is a 400 naming the field', async (t) => {
   const doc = defineTable('limits_doc', { body: column.jsonb({ null: true }), weights: column.array(column.real()) })
   const app = await buildApp(t, db, [doc], async (app) => {
