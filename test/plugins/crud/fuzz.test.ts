@@ -1,8 +1,8 @@
 import t, { type Test } from 'tap'
 import fc from 'fast-check'
-import type { LightMyRequestResponse } from 'fastify'
 import { tableCrud } from '../../../plugins/crud/table-crud.js'
 import { movie, MOVIE_COLUMNS, seededApp, studio } from '../../fixtures/movies.js'
+import { contractProblem } from '../../helpers/contract.js'
 
 /*
  * Property test: random and hostile query strings and ids never get a 5xx from the read
@@ -104,32 +104,6 @@ function decoded (text: string): string {
   }
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-
-/** Why a response breaks the contract, or null. */
-function problem (response: LightMyRequestResponse, allowed: readonly number[], okShape: (body: any) => string | null): string | null {
-  if (response.statusCode >= 500) return `a ${response.statusCode}: ${response.body}`
-  if (!allowed.includes(response.statusCode)) return `status ${response.statusCode}: ${response.body}`
-  // A path that is not valid percent-encoding is refused by the router, before any plugin: the
-  // body is Fastify's own, in the same shape (an integrator may set frameworkErrors).
-  const badUrl = response.statusCode === 400 && response.body.includes('"code":"FST_ERR_BAD_URL"')
-  if (response.headers['content-type'] !== (badUrl ? 'application/json' : JSON_TYPE)) return `content type ${String(response.headers['content-type'])}`
-  let body: any
-  try {
-    body = JSON.parse(response.body)
-  } catch {
-    return `not JSON: ${response.body.slice(0, 200)}`
-  }
-  if (response.statusCode === 200) return okShape(body)
-  if (typeof body !== 'object' || body === null) return 'an error body that is not an object'
-  if (body.statusCode !== response.statusCode) return `statusCode ${String(body.statusCode)}`
-  for (const member of ['code', 'error', 'message']) {
-    if (typeof body[member] !== 'string' || body[member] === '') return `no ${member} in ${response.body}`
-  }
-  if (!/^TABLECRUD_ERR_[A-Z_]+$/.test(body.code) && !badUrl) return `code ${String(body.code)}`
-  return null
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
 const TOP_KEYS = new Set([...MOVIE_COLUMNS, 'director_readable', 'studio_readable'])
 
@@ -173,7 +147,7 @@ async function check (t: Test, name: string, arbitrary: fc.Arbitrary<string>, al
     runs++
     const response = await app.inject({ method: 'GET', url })
     statuses.set(response.statusCode, (statuses.get(response.statusCode) ?? 0) + 1)
-    const found = problem(response, allowed, okShape)
+    const found = contractProblem(response, allowed, okShape)
     if (found !== null) throw new Error(`GET ${url.slice(0, 300)}: ${found.slice(0, 500)}`)
   }), { numRuns: RUNS })
   t.ok(runs >= RUNS, `${name}: ${runs} requests, statuses ${JSON.stringify(Object.fromEntries(statuses))}`)
