@@ -86,15 +86,20 @@ function grouped (ctx: QueryContext, query: AggregateQuery, params: Params<Input
   return `SELECT ${list.join(', ')} FROM ${rows.from(ctx.table, 't0')}${joins}${filter}${groupBy}`
 }
 
-const outputsKey = (outputs: readonly Output[]): string => outputs.map((o) => o.name).join(',')
+/**
+ * What makes each output's SQL: its field's path and truncation or function, not its name, which
+ * a column and a path may share (`maker_code`, `maker.code`) in two queries.
+ */
+const groupsKey = (groups: readonly GroupKey[]): string => groups.map((g) => `${g.field.name}:${g.truncate ?? ''}`).join(',')
+const aggregatesKey = (aggregates: readonly Aggregate[]): string => aggregates.map((a) => `${a.fn}(${a.field?.name ?? ''})`).join(',')
 
 /** Whether every output's wire name fits PostgreSQL's 63 bytes, so the rows can hold the outputs under them. */
 const fitsNames = (outputs: readonly Output[]): boolean => outputs.every((o) => Buffer.byteLength(o.name) <= 63)
 
 /** What makes the text: outputs, filters, having trees, order (never values). */
 function aggregateKey (query: AggregateQuery): string {
-  const order = query.order.map((o) => (o.descending ? '-' : '') + o.output.name).join(',')
-  return `${outputsKey(query.groups)}|${query.readable}|${outputsKey(query.aggregates)}|${filtersKey(query.filters)}|${filtersKey(query.having)}|${order}`
+  const order = query.order.map((o) => (o.descending ? '-' : '') + o.output.alias).join(',')
+  return `${groupsKey(query.groups)}|${query.readable}|${aggregatesKey(query.aggregates)}|${filtersKey(query.filters)}|${filtersKey(query.having)}|${order}`
 }
 
 /** One page of groups, with the number of groups as `__total` when `withTotal`. */

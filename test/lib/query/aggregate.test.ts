@@ -68,6 +68,17 @@ t.test('one statement: grouped rows in a subquery, having over their aliases, va
   t.equal(statement.named, true)
 })
 
+t.test('a path and a column whose outputs share a name: a statement each, not one cached for both', async (t) => {
+  // Each query alone is fine; `a_b` and `a.b` are both named a_b, and a text cached by the
+  // names served the second the first one's statement (a 500 when the types differ).
+  const own = queryContext(thing, { pageSize: 10, maxPageSize: 50, maxJoins: 1, excludeSecrets: true })
+  const text = (raw: Record<string, string>): string => compileAggregate(own, parseAggregateQuery(own, raw), false).text
+  t.match(text({ __group_by: 'a_b' }), 'GROUP BY t0."a_b")')
+  t.match(text({ __group_by: 'a.b' }), 'GROUP BY t1."b")', 'grouped by the joined column')
+  t.match(text({ __group_by: 'a_b', __aggregate: 'count(a_b)' }), 'count(t0."a_b") AS "a0"')
+  t.match(text({ __group_by: 'a_b', __aggregate: 'count(a.b)' }), 'count(t1."b") AS "a0"', 'counted on the joined column')
+})
+
 t.test('the row schema of a shape: nullable outputs as type lists, else an anyOf', async (t) => {
   const data = defineTable('qa_data', { doc: column.jsonb({ null: true }), n: column.integer() })
   const dataCtx = queryContext(data, { pageSize: 10, maxPageSize: 50, maxJoins: 0, excludeSecrets: true })
