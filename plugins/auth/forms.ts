@@ -6,7 +6,7 @@ import { errorHandler, sendError } from '../errors.js'
 import type {} from '../web/types.js'
 import { described, ErrorResponse, errorResponse, ServiceUnavailableResponse } from '../../schemas/responses.js'
 import { claimOperationIds } from '../operation-ids.js'
-import { refuseMethod } from './login-routes.js'
+import { noStore, refuseMethod } from './login-routes.js'
 import { acceptsHtml, NOTICE_COOKIE, noticeText, retryIn, type NoticeKind } from '../../lib/web/pages.js'
 
 /**
@@ -77,9 +77,7 @@ export async function formContext (fastify: FastifyInstance): Promise<void> {
   // @fastify/formbody turns repeated fields into arrays; the handlers refuse them as missing.
   if (!fastify.hasContentTypeParser(FORM)) await fastify.register(import('@fastify/formbody'))
   await ensureCookies(fastify)
-  fastify.addHook('onRequest', async (_request, reply) => {
-    reply.header('cache-control', 'no-store')
-  })
+  noStore(fastify)
 }
 
 /**

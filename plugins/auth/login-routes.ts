@@ -61,6 +61,22 @@ export function refuseMethod (allow: string) {
 }
 
 /**
+ * `Cache-Control: no-store` on every answer of the context (SPEC §3.2): set in onRequest, where a
+ * route may still replace it (the forms' stylesheet), and in onSend where it is absent: a
+ * refusal by a hook of the enclosing context (CSRF's 403, sessionAuth's 401, a rate limit's 429)
+ * runs before this context's onRequest hooks, but is sent through its onSend hooks.
+ */
+export function noStore (fastify: FastifyInstance): void {
+  fastify.addHook('onRequest', async (_request, reply) => {
+    reply.header('cache-control', 'no-store')
+  })
+  fastify.addHook('onSend', async (_request, reply, payload) => {
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store')
+    return payload
+  })
+}
+
+/**
  * The routes of a login context: POST at the prefix (its operationId the plugin's name, docs/openapi.md), a 405 with `Allow: POST` for the other
  * methods (answered before the body is read), `Cache-Control: no-store` on every answer, and errors in the SPEC shape (a body that is not
  * JSON is a 400; one that is not `application/json` a 415). The body documents `mfa_code` and
@@ -71,9 +87,7 @@ export function loginRoutes (fastify: FastifyInstance, plugin: string, summary: 
   fastify.removeContentTypeParser('text/plain')
   // A credential, or the refusal of one (a 401, and a 400 or 415 of a body never read, issue
   // 27): no cache (browser, proxy) may keep any answer of a login (SPEC §3.2).
-  fastify.addHook('onRequest', async (_request, reply) => {
-    reply.header('cache-control', 'no-store')
-  })
+  noStore(fastify)
   fastify.route({
     method: 'POST',
     url: '/',

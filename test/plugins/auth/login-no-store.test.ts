@@ -1,5 +1,6 @@
 import t from 'tap'
 import type { InjectOptions } from 'fastify'
+import { HttpError } from '../../../lib/errors.js'
 import { jwtLogin } from '../../../plugins/auth/jwt-login.js'
 import { tokenLogin } from '../../../plugins/auth/token-login.js'
 import { testDatabase } from '../../helpers/db.js'
@@ -10,6 +11,11 @@ import { authApp, createAuthTables } from './auth-app.js'
 const db = await testDatabase(t)
 await createAuthTables(db)
 const app = await authApp(t, db, (app) => {
+  // A hook of the enclosing context that refuses, as CSRF's or sessionAuth's do around a form:
+  // it runs before the login context's own onRequest hooks.
+  app.addHook('onRequest', async (request) => {
+    if (request.headers['x-refuse'] !== undefined) throw new HttpError(403, 'Refused around the login')
+  })
   app.register(tokenLogin, { prefix: '/login/token' })
   app.register(jwtLogin, { prefix: '/login/jwt', secret: 'a-secret-long-enough-for-the-no-store-test-0123' })
 })
@@ -29,5 +35,13 @@ t.test('400, 415, 413, 405 and 401 of /login/jwt and /login/token: no-store', as
       t.equal(res.headers['cache-control'], 'no-store', `${prefix} ${status}: no-store`)
       t.equal(res.json().statusCode, status)
     }
+  }
+})
+
+t.test('a refusal by a hook around the login, before its own hooks: no-store too', async (t) => {
+  for (const prefix of ['/login/jwt/', '/login/token/']) {
+    const res = await app.inject({ method: 'POST', url: prefix, headers: { 'x-refuse': '1' }, payload: { username: 'a', password: 'b' } })
+    t.equal(res.statusCode, 403, prefix)
+    t.equal(res.headers['cache-control'], 'no-store', `${prefix}: no-store`)
   }
 })
