@@ -65,11 +65,13 @@ function jsonTextProblem (text: string): string | null {
 }
 
 /**
- * How deep a jsonb value may nest its arrays and objects (Jackson's default cap). Some 4,000
- * levels in, JSON.stringify runs out of stack writing the answer, after the row is written: a
- * 500 for a row committed.
+ * How deep a jsonb value may nest its arrays and objects (serde_json's default limit). Some
+ * 4,000 levels in, JSON.stringify runs out of stack writing the answer, after the row is
+ * written: a 500 for a row committed. The embedded server (PGlite, lib/db/embedded.ts) breaks
+ * first: a value 1,000 deep is stored, then its WebAssembly memory is corrupt (`memory access
+ * out of bounds` at the next stop); 900 survived. 128 keeps well below both.
  */
-const JSON_MAX_DEPTH = 1000
+const JSON_MAX_DEPTH = 128
 
 /**
  * PostgreSQL's jsonb cannot hold U+0000 in a string or a key (22P05 `unsupported Unicode

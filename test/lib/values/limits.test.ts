@@ -55,10 +55,10 @@ t.test('jsonb: lone surrogates in strings or keys, numbers past a double', async
   t.equal(jsonProblem([{ 'a\u0000': Infinity }]), 'must not hold NUL characters in its strings or keys', 'the first problem found is named')
 })
 
-t.test('jsonb: arrays and objects nested at most 1000 deep', async (t) => {
+t.test('jsonb: arrays and objects nested at most 128 deep', async (t) => {
   const nested = (depth: number, inner: (v: unknown) => unknown): unknown => { let v: unknown = 1; for (let i = 0; i < depth; i++) v = inner(v); return v }
   for (const inner of [(v: unknown) => [v], (v: unknown) => ({ a: v })]) {
-    t.equal(jsonProblem(nested(1000, inner)), null, '1000 deep')
-    t.equal(jsonProblem(nested(1001, inner)), 'must nest its arrays and objects at most 1000 deep', '1001 deep')
+    t.equal(jsonProblem(nested(128, inner)), null, '128 deep')
+    t.equal(jsonProblem(nested(129, inner)), 'must nest its arrays and objects at most 128 deep', '129 deep')
   }
 })

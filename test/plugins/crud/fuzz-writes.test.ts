@@ -182,7 +182,7 @@ const TARGETED: Record<string, readonly unknown[]> = {
   atz: ['2024-01-01T10:00:00', '2024-01-01', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-23:59', '2024-01-01t10:00:00z', '2024-02-30T00:00:00Z', '2024-01-01T10:00:60Z', '2024-01-01T10:00:00.999999999Z', 'infinity'],
   day: ['2020-02-30', '0000-01-01', '10000-01-01', '2024-1-1', '2024-01-01T00:00:00', 'today'],
   ref: [OWNERS[0].toUpperCase(), OWNERS[0], `{${OWNERS[1]}}`, OWNERS[0].replaceAll('-', ''), '00000000-0000-0000-0000-000000000000', 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz'],
-  doc: [nesting(1000), nesting(1001), nesting(4120), nesting(5000), nesting(100_000), nesting(3000, '{}'), raw(`${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`), { '\u0000': 1 }, { a: '\ud800' }, raw('1e309'), raw('{"a":1,"a":2}'),
+  doc: [nesting(128), nesting(129), nesting(1000), nesting(4120), nesting(5000), nesting(100_000), nesting(3000, '{}'), raw(`${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`), { '\u0000': 1 }, { a: '\ud800' }, raw('1e309'), raw('{"a":1,"a":2}'),
     'x'.repeat(200_000), raw('-0'), [], {}, raw('123456789012345678901234567890'), raw('1e-400'), raw('{"__proto__":{"a":1}}'), [null], 'null'],
   tags: [[null], ['abcdef'], ['\u0000'], ['\ud800'], [[]], nesting(3), Array.from({ length: 1000 }, () => 'a'), [1], ['𝄞𝄞𝄞𝄞𝄞']],
   grid: [[[1], [1, 2]], [[]], [[], []], [1, [2]], [[null]], [[2 ** 31]], nesting(3), nesting(7), [[1.5]], [[[1]]], raw('[[1e309]]'), [[1, 2], [3, 4]], Array.from({ length: 300 }, () => [1, 2, 3])],
