@@ -5,7 +5,7 @@ import {
   nowTimestamp, nowTimestamptz, parseBigInt, parseBoolean, parseDate, parseInteger, parseInterval, parseNumeric,
   parseReal, parseSmallInt, parseTime, parseTimestamp, parseTimestamptz, parseUuid, TIMESTAMP_IN, today, UUID_IN, ValueError
 } from '../values/index.js'
-import { jsonProblem, realProblem, rectangularProblem, textProblem } from '../values/limits.js'
+import { doubleProblem, jsonProblem, realProblem, rectangularProblem, textProblem } from '../values/limits.js'
 import type { ColumnSpec, ColumnType } from './column.js'
 import type { Filtering } from './operators.js'
 
@@ -477,9 +477,8 @@ export const COLUMN_TYPES = {
     parse: (_column, text) => parseReal(text),
     expected: words('number'),
     form: words('a number'),
-    // JSON.parse reads 1e309 as Infinity, which PostgreSQL would store and JSON answer as null.
     write: (_column, value) => {
-      if (typeof value === 'number' && !Number.isFinite(value)) throw new ValueError('must be a number a double can hold: 1e309 is beyond its range')
+      if (typeof value === 'number') refuse(doubleProblem(value))
       return value
     },
     schema: () => Type.Number()

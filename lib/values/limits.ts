@@ -36,6 +36,14 @@ export function realProblem (value: number): string | null {
 }
 
 /**
+ * A `double precision` holds Infinity, but JSON.parse reads a number past a double's range
+ * (`1e309`) as one, which PostgreSQL would store and JSON answer as `null`.
+ */
+export function doubleProblem (value: number): string | null {
+  return Number.isFinite(value) ? null : 'must be a number a double can hold: 1e309 is beyond its range'
+}
+
+/**
  * A nested array is stored as one multidimensional array: PostgreSQL refuses one whose inner
  * arrays differ in length at a depth, or are empty, or are null where an array is due
  * (22P02 `malformed array literal`). `[]` alone is fine.
