@@ -195,9 +195,12 @@ async function filePart (m: Media, request: FastifyRequest, part: MultipartFile,
   if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
   if (stored !== undefined) throw refuse('Send one file only.')
   if (target === undefined) throw refuse('The column field must come before the file.')
-  target.validateFileName(part.filename)
+  // The parser takes a part of type application/octet-stream for a file even without a
+  // filename: its name is then missing, which the rules refuse as empty, not a 500.
+  const name = part.filename ?? ''
+  target.validateFileName(name)
   await m.c.validate('storeFile', request)
-  return await target.storeFile(part.filename, limited(part.file, m.maxBytes), { user: (request as { user?: unknown }).user })
+  return await target.storeFile(name, limited(part.file, m.maxBytes), { user: (request as { user?: unknown }).user })
 }
 
 /**

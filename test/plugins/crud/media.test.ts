@@ -134,6 +134,18 @@ t.test('bad input is a 400 in the SPEC §1 shape, and nothing is written anywher
   t.same((await tree(root)).filter((e) => e !== 'media'), [])
 })
 
+t.test('a file part without a filename (Content-Type application/octet-stream) is a 400 for its empty name, not a 500', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
+  // The parser takes an octet-stream part for a file even without a filename: its name is then missing.
+  const payload = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\n\r\nposter\r\n` +
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nContent-Type: application/octet-stream\r\n\r\nbytes\r\n--${BOUNDARY}--\r\n`
+  const response = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload })
+  t.equal(response.statusCode, 400)
+  t.same(errorOf(response), media400("The file name can't be empty."))
+  t.same(await readdir(dir).catch(() => []), [])
+})
+
 t.test('a malformed multipart body is a 400, and nothing is stored', async (t) => {
   const dir = await tempDir(t)
   const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
