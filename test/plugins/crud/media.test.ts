@@ -146,6 +146,18 @@ t.test('a file part without a filename (Content-Type application/octet-stream) i
   t.same(await readdir(dir).catch(() => []), [])
 })
 
+t.test('a name whose key would be over 255 bytes is a 400, not a 500 from the file system', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir, allowedExtensions: null, allowedCharacters: null })] })
+  // 197 characters, within rule 7, but its key is 12 + 37 + 361 bytes: ENAMETOOLONG on any file system.
+  const response = await upload(app, [{ name: 'column', value: 'poster' }, { name: 'file', filename: `Alien (1979).${'名'.repeat(120)}`, data: 'x' }])
+  t.equal(response.statusCode, 400)
+  t.same(errorOf(response), media400('The file name is too long to be stored: its key would be over 255 bytes.'))
+  t.same(await readdir(dir), [])
+  const url = await app.inject({ url: `/films/media/url/?column=poster&file_key=${encodeURIComponent('名'.repeat(86))}` })
+  t.same(errorOf(url), media400(`The file key "${'名'.repeat(86)}" is invalid.`), 'a key no file system holds')
+})
+
 t.test('a malformed multipart body is a 400, and nothing is stored', async (t) => {
   const dir = await tempDir(t)
   const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
