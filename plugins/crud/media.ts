@@ -92,10 +92,12 @@ export async function mediaRoutes (c: CrudContext, only: OnlyMethods): Promise<v
   await c.fastify.register(async (media) => {
     // Loaded here, not at import: an application without media routes does not pay for it.
     const { default: fastifyMultipart } = await import('@fastify/multipart')
+    // These routes read multipart only. A body of another type was parsed (JSON: a 400 when it
+    // is not JSON) or refused by Fastify as on a JSON route ("must be application/json", the
+    // wrong advice here); it is now refused before it is read, with the upload's own 415, and
+    // Node drops what is left of it.
+    media.removeAllContentTypeParsers()
     await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
-    // A body of a type no parser takes (none given, multipart/mixed, image/png) was refused by
-    // Fastify as on a JSON route: "must be application/json", the wrong advice here. Refused
-    // before it is read, with the upload's own 415; Node drops what is left of it.
     media.addContentTypeParser('*', (request, _payload, done) => {
       done(notMultipart(request), undefined)
     })

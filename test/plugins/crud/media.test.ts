@@ -183,7 +183,7 @@ t.test('a body that is not multipart is a 415', async (t) => {
   // TABLECRUD_ERR_BODY_MEDIA_TYPE and "must be application/json", the wrong advice here.
   const untyped = await app.inject({ method: 'POST', url: '/films/media/', payload: Buffer.from('bytes') })
   t.same(errorOf(untyped), { statusCode: 415, code: 'TABLECRUD_ERR_MEDIA_BODY_TYPE', error: 'Unsupported Media Type', message: 'The body must be multipart/form-data, not "none".' })
-  for (const type of ['multipart/mixed; boundary=x', 'application/octet-stream', 'image/png']) {
+  for (const type of ['multipart/mixed; boundary=x', 'application/octet-stream', 'image/png', 'application/json', 'text/plain']) {
     const other = await app.inject({ method: 'POST', url: '/films/media/', headers: { 'content-type': type }, payload: 'bytes' })
     t.same(errorOf(other), { statusCode: 415, code: 'TABLECRUD_ERR_MEDIA_BODY_TYPE', error: 'Unsupported Media Type', message: `The body must be multipart/form-data, not ${JSON.stringify(type)}.` }, type)
   }
