@@ -197,11 +197,14 @@ async function upload (m: Media, request: FastifyRequest, reply: FastifyReply): 
 }
 
 function columnPart (part: MultipartValue, storage: MediaStorage | undefined): void {
+  // A file sent without a filename reaches the parser as text: say so, not that the field is unknown.
+  if (part.fieldname === 'file') throw refuse('The file field must be a file, with a filename.')
   if (part.fieldname !== 'column') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
   if (storage !== undefined) throw refuse('The column field is given more than once.')
 }
 
 async function filePart (m: Media, request: FastifyRequest, part: MultipartFile, target: MediaStorage | undefined, stored: string | undefined): Promise<string> {
+  if (part.fieldname === 'column') throw refuse('The column field must be text, not a file.')
   if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
   if (stored !== undefined) throw refuse('Send one file only.')
   if (target === undefined) throw refuse('The column field must come before the file.')

@@ -231,6 +231,7 @@ function expected (upload: Upload): Expected | null {
     // @fastify/multipart parses a field of type application/json; none here is a JSON string.
     if (!isFile && part.type?.toLowerCase().startsWith('application/json') === true) return { status: 400 }
     if (!isFile) {
+      if (part.name === 'file') return { status: 400, message: 'The file field must be a file, with a filename.' }
       if (part.name !== 'column') return { status: 400, message: `${part.name} isn't a valid field: send column, then file.` }
       if (target !== undefined) return { status: 400, message: 'The column field is given more than once.' }
       const value = part.kind === 'field' ? part.value : part.data.toString()
@@ -239,6 +240,7 @@ function expected (upload: Upload): Expected | null {
       continue
     }
     const filePart = part as FilePart
+    if (part.name === 'column') return { status: 400, message: 'The column field must be text, not a file.' }
     if (part.name !== 'file') return { status: 400, message: `${part.name} isn't a valid field: send column, then file.` }
     if (file !== undefined) return { status: 400, message: 'Send one file only.' }
     if (target === undefined) return { status: 400, message: 'The column field must come before the file.' }

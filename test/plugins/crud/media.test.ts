@@ -146,6 +146,19 @@ t.test('a file part without a filename (Content-Type application/octet-stream) i
   t.same(await readdir(dir).catch(() => []), [])
 })
 
+t.test('file sent as a text field, or column sent as a file: a 400 that says so, not that the field is unknown', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
+  const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\n\r\nposter\r\n`
+  // curl -F file=text, a form's text input named file: no filename, so the parser hands on a field.
+  const text = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload: `${head}--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\n\r\nbytes\r\n--${BOUNDARY}--\r\n` })
+  t.same(errorOf(text), media400('The file field must be a file, with a filename.'))
+  // A part of type application/octet-stream is a file to the parser, filename or not.
+  const asFile = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\nContent-Type: application/octet-stream\r\n\r\nposter\r\n--${BOUNDARY}--\r\n` })
+  t.same(errorOf(asFile), media400('The column field must be text, not a file.'))
+  t.same(await readdir(dir).catch(() => []), [])
+})
+
 t.test('a name whose key would be over 255 bytes is a 400, not a 500 from the file system', async (t) => {
   const dir = await tempDir(t)
   const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir, allowedExtensions: null, allowedCharacters: null })] })
