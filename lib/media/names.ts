@@ -22,6 +22,12 @@ export const DEFAULT_CHARACTERS: readonly string[] = Object.freeze([
 /** Longer names are refused: no file system keeps more, so such a name is not a real file's. */
 export const MAX_NAME_LENGTH = 255
 
+/** A key is a file's name, and file systems hold 255 bytes of one (in UTF-8), whatever the characters. */
+const MAX_KEY_BYTES = 255
+
+/** The bytes a key's UUID and the `-` before it take. */
+const UUID_BYTES = 37
+
 /** The part of a key taken from the file's name, when the name is longer than this. */
 const KEPT_NAME_LENGTH = 50
 
@@ -61,7 +67,18 @@ export function checkFileName (fileName: string, rules: NameRules): string {
   }
   if (dot === -1 || dot === name.length - 1) fail('The file has no extension.')
   if ([...name].length > MAX_NAME_LENGTH) fail(`The file name must not be longer than ${MAX_NAME_LENGTH} characters.`)
+  // Only a long extension or four-byte characters get here (the name part is cut to 50): the
+  // local store would fail to open the file, a 500.
+  if (Buffer.byteLength(keyParts(name).join('')) + UUID_BYTES > MAX_KEY_BYTES) fail(`The file name is too long to be stored: its key would be over ${MAX_KEY_BYTES} bytes.`)
   return name
+}
+
+/** A checked name's key around its UUID: the name without extension, cut to 50 characters when the whole name is longer, and the extension. */
+function keyParts (name: string): [string, string] {
+  const dot = name.lastIndexOf('.')
+  const stem = [...name.slice(0, dot)]
+  const kept = [...name].length > KEPT_NAME_LENGTH ? stem.slice(0, KEPT_NAME_LENGTH) : stem
+  return [kept.join(''), name.slice(dot)]
 }
 
 /**
@@ -70,10 +87,8 @@ export function checkFileName (fileName: string, rules: NameRules): string {
  * splits one.
  */
 export function fileKey (name: string): string {
-  const dot = name.lastIndexOf('.')
-  const stem = [...name.slice(0, dot)]
-  const kept = [...name].length > KEPT_NAME_LENGTH ? stem.slice(0, KEPT_NAME_LENGTH) : stem
-  return `${kept.join('')}-${randomUUID()}${name.slice(dot)}`
+  const [kept, extension] = keyParts(name)
+  return `${kept}-${randomUUID()}${extension}`
 }
 
 /**
@@ -82,7 +97,7 @@ export function fileKey (name: string): string {
  */
 export function checkKey (key: string): string {
   if (typeof key !== 'string' || key === '' || key.startsWith('.') || key.includes('..') ||
-      /[/\\]/.test(key) || CONTROL.test(key) || [...key].length > MAX_NAME_LENGTH) {
+      /[/\\]/.test(key) || CONTROL.test(key) || Buffer.byteLength(key) > MAX_KEY_BYTES) {
     throw new TABLECRUD_ERR_MEDIA(`The file key ${JSON.stringify(key)} is invalid.`)
   }
   return key

@@ -57,6 +57,8 @@ function limited (source: Readable, max: number): Readable {
 /** The multipart parser's own failures (a truncated or malformed body) are the client's: a 400, not a 500. */
 const malformed = (error: Error): Error => refuse(`The multipart body cannot be read: ${error.message}`)
 
+const notMultipart = (request: FastifyRequest): Error => new TABLECRUD_ERR_MEDIA_BODY_TYPE(JSON.stringify(request.headers['content-type'] ?? 'none'))
+
 /** What the media routes of one TableCRUD registration share. */
 interface Media {
   readonly c: CrudContext
@@ -90,7 +92,15 @@ export async function mediaRoutes (c: CrudContext, only: OnlyMethods): Promise<v
   await c.fastify.register(async (media) => {
     // Loaded here, not at import: an application without media routes does not pay for it.
     const { default: fastifyMultipart } = await import('@fastify/multipart')
+    // These routes read multipart only. A body of another type was parsed (JSON: a 400 when it
+    // is not JSON) or refused by Fastify as on a JSON route ("must be application/json", the
+    // wrong advice here); it is now refused before it is read, with the upload's own 415, and
+    // Node drops what is left of it.
+    media.removeAllContentTypeParsers()
     await media.register(fastifyMultipart, { limits: { fileSize: maxBytes + 1, files: 2, fields: 4, fieldSize: 1024, parts: 6 } })
+    media.addContentTypeParser('*', (request, _payload, done) => {
+      done(notMultipart(request), undefined)
+    })
     if (!readOnly) uploadRoute(media, m)
     urlRoute(media, m)
   })
@@ -161,7 +171,7 @@ function urlQuery (m: Media, query: Record<string, unknown>): { column: MediaSto
  * else is a 400; a failure after the file was stored removes it.
  */
 async function upload (m: Media, request: FastifyRequest, reply: FastifyReply): Promise<string> {
-  if (!request.isMultipart()) throw new TABLECRUD_ERR_MEDIA_BODY_TYPE(JSON.stringify(request.headers['content-type'] ?? 'none'))
+  if (!request.isMultipart()) throw notMultipart(request)
   let storage: MediaStorage | undefined
   let key: string | undefined
   const parts = request.parts()[Symbol.asyncIterator]()
@@ -187,17 +197,23 @@ async function upload (m: Media, request: FastifyRequest, reply: FastifyReply): 
 }
 
 function columnPart (part: MultipartValue, storage: MediaStorage | undefined): void {
+  // A file sent without a filename reaches the parser as text: say so, not that the field is unknown.
+  if (part.fieldname === 'file') throw refuse('The file field must be a file, with a filename.')
   if (part.fieldname !== 'column') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
   if (storage !== undefined) throw refuse('The column field is given more than once.')
 }
 
 async function filePart (m: Media, request: FastifyRequest, part: MultipartFile, target: MediaStorage | undefined, stored: string | undefined): Promise<string> {
+  if (part.fieldname === 'column') throw refuse('The column field must be text, not a file.')
   if (part.fieldname !== 'file') throw withBody(refuse(`${part.fieldname} isn't a valid field: send column, then file.`), { validFields: ['column', 'file'] })
   if (stored !== undefined) throw refuse('Send one file only.')
   if (target === undefined) throw refuse('The column field must come before the file.')
-  target.validateFileName(part.filename)
+  // The parser takes a part of type application/octet-stream for a file even without a
+  // filename: its name is then missing, which the rules refuse as empty, not a 500.
+  const name = part.filename ?? ''
+  target.validateFileName(name)
   await m.c.validate('storeFile', request)
-  return await target.storeFile(part.filename, limited(part.file, m.maxBytes), { user: (request as { user?: unknown }).user })
+  return await target.storeFile(name, limited(part.file, m.maxBytes), { user: (request as { user?: unknown }).user })
 }
 
 /**

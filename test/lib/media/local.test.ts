@@ -119,13 +119,15 @@ t.test('an existing key is refused and the file kept', async (t) => {
 
 t.test('a file the system will not create: its error, the data not read, no file', async (t) => {
   const dir = await tempDir(t)
-  const storage = localMediaStorage({ column: poster, mediaPath: dir })
-  // 254 characters pass the key check; 508 bytes are past the file system's 255 (ENAMETOOLONG).
-  storage.generateFileKey = () => `${'é'.repeat(250)}.png`
+  // A folder whose path the system takes (under PATH_MAX, 4096 bytes), but not with a key after
+  // it (ENAMETOOLONG): a key over 255 bytes, which did it before, is now refused by its check.
+  const mediaPath = join(dir, ...Array.from({ length: Math.floor((4090 - dir.length) / 251) }, () => 'd'.repeat(250)), 'e'.repeat(Math.max(1, (4090 - dir.length) % 251 - 1)))
+  const storage = localMediaStorage({ column: poster, mediaPath })
+  storage.generateFileKey = () => `${'k'.repeat(60)}.png`
   const data = Readable.from([Buffer.from('x')])
   await t.rejects(storage.storeFile('a.png', data), { code: 'ENAMETOOLONG' })
   t.equal(data.destroyed, true)
-  t.same(await readdir(dir), [])
+  t.same(await readdir(mediaPath), [])
 })
 
 t.test('a stream that fails half-way leaves no file', async (t) => {

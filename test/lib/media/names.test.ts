@@ -74,6 +74,15 @@ t.test('options: other extensions and characters, or none', async (t) => {
   t.equal(refusal('a\u0007.png', open), "'\u0007' is not allowed in the filename.")
   t.equal(refusal('a.', open), 'The file has no extension.')
   t.equal(refusal('a', open), 'The file has no extension.')
+  // A key is a file's name, and file systems hold 255 bytes of UTF-8: a name whose key would be
+  // longer is refused, not stored into an ENAMETOOLONG (a 500). The UUID and its '-' are 37 bytes.
+  const tooLong = 'The file name is too long to be stored: its key would be over 255 bytes.'
+  t.equal(refusal(`Alien (1979).${'名'.repeat(120)}`, open), tooLong)
+  // The name part is cut to 50 emoji, 200 bytes: 200 + 37 + '.' + 17 is 255.
+  t.equal(refusal(`${'😀'.repeat(60)}.${'e'.repeat(17)}`, open), null, 'a key of 255 bytes')
+  t.equal(refusal(`${'😀'.repeat(60)}.${'e'.repeat(18)}`, open), tooLong, 'a key of 256 bytes')
+  t.equal(refusal(`a.${'e'.repeat(216)}`, open), null, 'a key of 255 bytes, the extension long')
+  t.equal(refusal(`a.${'e'.repeat(217)}`, open), tooLong, 'a key of 256 bytes, the extension long')
 })
 
 t.test('keys: the name, cut to 50 when the whole name is longer than 50, a uuid v4, the extension', async (t) => {
@@ -94,7 +103,9 @@ t.test('keys: the name, cut to 50 when the whole name is longer than 50, a uuid 
 
 t.test('keys coming back from clients must be plain names', async (t) => {
   t.equal(checkKey('cat-1.png'), 'cat-1.png')
-  for (const bad of ['', '.env', 'a/../b', '../x', 'a/b', 'a\\b', 'a\0b', 'x'.repeat(256), 7 as unknown as string]) {
+  t.equal(checkKey('名'.repeat(85)), '名'.repeat(85), '255 bytes')
+  // 86 characters, but 258 bytes: no file system holds the name.
+  for (const bad of ['', '.env', 'a/../b', '../x', 'a/b', 'a\\b', 'a\0b', 'x'.repeat(256), '名'.repeat(86), 7 as unknown as string]) {
     t.throws(() => checkKey(bad), { code: 'TABLECRUD_ERR_MEDIA', statusCode: 400, message: `The file key ${JSON.stringify(bad)} is invalid.` }, JSON.stringify(bad))
   }
 })

@@ -134,6 +134,43 @@ t.test('bad input is a 400 in the SPEC §1 shape, and nothing is written anywher
   t.same((await tree(root)).filter((e) => e !== 'media'), [])
 })
 
+t.test('a file part without a filename (Content-Type application/octet-stream) is a 400 for its empty name, not a 500', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
+  // The parser takes an octet-stream part for a file even without a filename: its name is then missing.
+  const payload = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\n\r\nposter\r\n` +
+    `--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\nContent-Type: application/octet-stream\r\n\r\nbytes\r\n--${BOUNDARY}--\r\n`
+  const response = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload })
+  t.equal(response.statusCode, 400)
+  t.same(errorOf(response), media400("The file name can't be empty."))
+  t.same(await readdir(dir).catch(() => []), [])
+})
+
+t.test('file sent as a text field, or column sent as a file: a 400 that says so, not that the field is unknown', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
+  const head = `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\n\r\nposter\r\n`
+  // curl -F file=text, a form's text input named file: no filename, so the parser hands on a field.
+  const text = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload: `${head}--${BOUNDARY}\r\nContent-Disposition: form-data; name="file"\r\n\r\nbytes\r\n--${BOUNDARY}--\r\n` })
+  t.same(errorOf(text), media400('The file field must be a file, with a filename.'))
+  // A part of type application/octet-stream is a file to the parser, filename or not.
+  const asFile = await app.inject({ method: 'POST', url: '/films/media/', headers: form([]).headers, payload: `--${BOUNDARY}\r\nContent-Disposition: form-data; name="column"\r\nContent-Type: application/octet-stream\r\n\r\nposter\r\n--${BOUNDARY}--\r\n` })
+  t.same(errorOf(asFile), media400('The column field must be text, not a file.'))
+  t.same(await readdir(dir).catch(() => []), [])
+})
+
+t.test('a name whose key would be over 255 bytes is a 400, not a 500 from the file system', async (t) => {
+  const dir = await tempDir(t)
+  const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir, allowedExtensions: null, allowedCharacters: null })] })
+  // 197 characters, within rule 7, but its key is 12 + 37 + 361 bytes: ENAMETOOLONG on any file system.
+  const response = await upload(app, [{ name: 'column', value: 'poster' }, { name: 'file', filename: `Alien (1979).${'名'.repeat(120)}`, data: 'x' }])
+  t.equal(response.statusCode, 400)
+  t.same(errorOf(response), media400('The file name is too long to be stored: its key would be over 255 bytes.'))
+  t.same(await readdir(dir), [])
+  const url = await app.inject({ url: `/films/media/url/?column=poster&file_key=${encodeURIComponent('名'.repeat(86))}` })
+  t.same(errorOf(url), media400(`The file key "${'名'.repeat(86)}" is invalid.`), 'a key no file system holds')
+})
+
 t.test('a malformed multipart body is a 400, and nothing is stored', async (t) => {
   const dir = await tempDir(t)
   const app = await filmApp(t, { mediaStorage: [localMediaStorage({ column: poster, mediaPath: dir })] })
@@ -155,6 +192,14 @@ t.test('a body that is not multipart is a 415', async (t) => {
   const none = await app.inject({ method: 'POST', url: '/films/media/' })
   t.equal(none.statusCode, 415)
   t.equal(errorOf(none).message, 'The body must be multipart/form-data, not "none".')
+  // Bodies of a type no parser takes were refused by Fastify first, as a JSON route's are: code
+  // TABLECRUD_ERR_BODY_MEDIA_TYPE and "must be application/json", the wrong advice here.
+  const untyped = await app.inject({ method: 'POST', url: '/films/media/', payload: Buffer.from('bytes') })
+  t.same(errorOf(untyped), { statusCode: 415, code: 'TABLECRUD_ERR_MEDIA_BODY_TYPE', error: 'Unsupported Media Type', message: 'The body must be multipart/form-data, not "none".' })
+  for (const type of ['multipart/mixed; boundary=x', 'application/octet-stream', 'image/png', 'application/json', 'text/plain']) {
+    const other = await app.inject({ method: 'POST', url: '/films/media/', headers: { 'content-type': type }, payload: 'bytes' })
+    t.same(errorOf(other), { statusCode: 415, code: 'TABLECRUD_ERR_MEDIA_BODY_TYPE', error: 'Unsupported Media Type', message: `The body must be multipart/form-data, not ${JSON.stringify(type)}.` }, type)
+  }
   const multipartElsewhere = await app.inject({ method: 'POST', url: '/films/', ...form([{ name: 'title', value: 'x' }]) })
   t.equal(multipartElsewhere.statusCode, 415, 'the multipart parser serves the media routes only')
 })
