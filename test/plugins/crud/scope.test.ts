@@ -237,6 +237,25 @@ t.test('a scope function may refuse with a status, and null means IS NULL', asyn
   t.strictSame(json(await app.inject(as(1, { method: 'GET', url: '/tasks/?__visible_fields=title' }))), { rows: [{ title: 'loose' }] })
 })
 
+t.test('a bulk PATCH with nothing to set asks the scope too: a refusing one answers, not {"count": 0}', async (t) => {
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, {
+      table: task,
+      prefix: '/tasks',
+      readOnly: false,
+      allowBulkUpdate: true,
+      scope: (request: FastifyRequest) => {
+        if (request.headers['x-user'] === undefined) throw Object.assign(new Error('Log in first'), { statusCode: 401 })
+        return { project: null }
+      }
+    })
+  }, TABLES)
+  const refused = await app.inject({ method: 'PATCH', url: '/tasks/?id__operator=not_null', payload: {} })
+  t.strictSame([refused.statusCode, json(refused).message], [401, 'Log in first'])
+  t.strictSame(json(await app.inject(as(1, { method: 'PATCH', url: '/tasks/?id__operator=not_null', payload: {} }))), { count: 0 }, 'a user in scope: nothing to set')
+})
+
 t.test('scope is checked at registration and on the table definition', async (t) => {
   t.throws(() => defineTable('sc_bad', { name: column.text() }, { scope: 'owner' as never }), { message: 'Table sc_bad: scope must be a function (request) => conditions' })
   const db = await testDatabase(t)
