@@ -256,6 +256,29 @@ t.test('a bulk PATCH with nothing to set asks the scope too: a refusing one answ
   t.strictSame(json(await app.inject(as(1, { method: 'PATCH', url: '/tasks/?id__operator=not_null', payload: {} }))), { count: 0 }, 'a user in scope: nothing to set')
 })
 
+t.test('an upsert under a scope through a relation updates only a conflicting row in scope', async (t) => {
+  // A scope whose tree follows a ForeignKey: a note is in scope when its project is the user's.
+  const note = defineTable('sc_note', {
+    code: column.varchar({ length: 10, unique: true, required: true }),
+    rank: column.integer(),
+    project: column.foreignKey(project, { null: true, related: 'notes' })
+  }, { scope: (request: FastifyRequest) => `(project.owner.e.${userOf(request)})` })
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: note, prefix: '/notes', readOnly: false })
+  }, [...TABLES, note])
+  await seed(app)
+  await app.pg.query("INSERT INTO sc_note (code, rank, project) VALUES ('mine', 0, 1), ('theirs', 0, 2)")
+  const upsert = async (payload: object): Promise<LightMyRequestResponse> => await app.inject(as(1, { method: 'POST', url: '/notes/?__on_conflict=code', payload }))
+  const updated = await upsert({ code: 'mine', rank: 5, project: 1 })
+  t.strictSame([updated.statusCode, json(updated).rank], [200, 5])
+  t.strictSame(json(await upsert({ code: 'theirs', rank: 5, project: 1 })), OUT_OF_SCOPE, 'the conflicting row is out of scope')
+  t.strictSame(json(await upsert([{ code: 'new', project: 1 }, { code: 'theirs', rank: 6, project: 1 }])), OUT_OF_SCOPE)
+  t.equal((await upsert({ code: 'new', project: 1 })).statusCode, 201)
+  t.strictSame((await app.pg.query('SELECT code, rank, project FROM sc_note ORDER BY id')).rows,
+    [{ code: 'mine', rank: 5, project: 1 }, { code: 'theirs', rank: 0, project: 2 }, { code: 'new', rank: 0, project: 1 }])
+})
+
 t.test('scope is checked at registration and on the table definition', async (t) => {
   t.throws(() => defineTable('sc_bad', { name: column.text() }, { scope: 'owner' as never }), { message: 'Table sc_bad: scope must be a function (request) => conditions' })
   const db = await testDatabase(t)
