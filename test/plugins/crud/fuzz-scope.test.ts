@@ -35,34 +35,44 @@ function ownRows (request: FastifyRequest): Record<string, unknown> | string {
   return user === 'root' ? '' : { owner: Number(user) }
 }
 
-/** The two tables, scoped by their definitions to the rows a request may see, or (`scope` null) left to the database's policies. */
-function tables (scope: typeof ownRows | null): { folder: Table, doc: Table } {
+/**
+ * How rows are scoped: `scope`, each table by its definition to the rows its user owns, and the
+ * folders mount also to folders of a rank of 0 or more; `shared` the same, but a doc is also in
+ * the scope of the owner of its folder (a scope through a relation); `claims` by the database's
+ * policies alone, each table to the rows its user owns.
+ */
+type Mode = 'scope' | 'shared' | 'claims'
+const inMountScope = (mode: Mode, rank: number): boolean => mode === 'claims' || rank >= 0
+
+/** The docs a request may see under `shared`: its user's own and those in its user's folders. */
+function sharedDocs (request: FastifyRequest): Record<string, unknown> | string {
+  const own = ownRows(request)
+  return typeof own === 'string' ? own : `(or(owner.e.${Number(own.owner)},folder.owner.e.${Number(own.owner)}))`
+}
+
+/** The two tables, scoped by their definitions as `mode` says (under `claims`, not at all: the policies decide). */
+function tables (mode: Mode): { folder: Table, doc: Table } {
+  const scoped = <T>(scope: T): { scope?: T } => mode === 'claims' ? {} : { scope }
   const folder = defineTable('fs_folder', {
     name: column.varchar({ length: 12, required: true, unique: true }),
     owner: column.integer(),
     rank: column.integer()
-  }, { readable: 'name', ...(scope === null ? {} : { scope }) })
+  }, { readable: 'name', ...scoped(ownRows) })
   // A doc may sit in another user's folder: what embeds, joins and relation filters must hide.
   const doc = defineTable('fs_doc', {
     title: column.varchar({ length: 12, required: true }),
+    code: column.varchar({ length: 12, unique: true, null: true }),
     owner: column.integer(),
     rank: column.integer(),
     folder: column.foreignKey(folder, { null: true, onDelete: 'restrict', related: 'docs' })
-  }, { readable: 'title', search: { columns: ['title'], config: 'simple' }, ...(scope === null ? {} : { scope }) })
+  }, { readable: 'title', search: { columns: ['title'], config: 'simple' }, ...scoped(mode === 'shared' ? sharedDocs : ownRows) })
   return { folder, doc }
 }
 
-/**
- * Under `scope`, the folders mount also hides folders of a negative rank (ANDed with the
- * definition's scope); under `claims`, the policies are the definitions' scope alone.
- */
-type Mode = 'scope' | 'claims'
-const inMountScope = (mode: Mode, rank: number): boolean => mode === 'claims' || rank >= 0
-
 const WRITABLE = { readOnly: false, allowBulkDelete: true, allowBulkUpdate: true, aggregates: true, maxJoins: 1, maxAffected: 4, maxPageSize: 100 }
 
-async function scopeApp (t: Test): Promise<FastifyInstance> {
-  const { folder, doc } = tables(ownRows)
+async function scopeApp (t: Test, mode: Mode): Promise<FastifyInstance> {
+  const { folder, doc } = tables(mode)
   return await freshApp(t, db, async (app) => {
     await app.register(tableCrud, { ...WRITABLE, table: folder, prefix: '/folders', nestedWrites: ['docs'], scope: () => '(rank.gte.0)' })
     await app.register(tableCrud, { ...WRITABLE, table: doc, prefix: '/docs' })
@@ -83,7 +93,7 @@ function claimsOf (request: FastifyRequest): Record<string, unknown> {
  * Null when the server cannot make a role (PGlite is one user), with the reason.
  */
 async function claimsApp (t: Test): Promise<FastifyInstance | string> {
-  const { folder, doc } = tables(null)
+  const { folder, doc } = tables('claims')
   const role = `fs_rls_${process.pid}_${randomBytes(3).toString('hex')}`
   const made = await db.pool.query(`CREATE ROLE ${role} NOLOGIN`).then(() => null, (error: Error) => error.message)
   if (made !== null) return made
@@ -120,7 +130,7 @@ const token = (prefix: string, n: number): string => `${prefix}${String(n).padSt
 const NAMES = Array.from({ length: 12 }, (_, i) => token('Nw', i))
 
 interface Folder { id: number, name: string, owner: number, rank: number }
-interface Doc { id: number, title: string, owner: number, rank: number, folder: number | null }
+interface Doc { id: number, title: string, code: string | null, owner: number, rank: number, folder: number | null }
 interface Truth { mode: Mode, folders: Map<number, Folder>, docs: Map<number, Doc> }
 
 /** Nine folders and eighteen docs, each user's docs spread over their own and others' folders. */
@@ -128,7 +138,7 @@ async function seed (app: FastifyInstance): Promise<void> {
   await app.pg.query('DELETE FROM fs_doc')
   await app.pg.query('DELETE FROM fs_folder')
   const folders = Array.from({ length: 9 }, (_, i) => ({ id: i + 1, name: token('Fa', i + 1), owner: USERS[i % 3], rank: i % 4 === 3 ? -1 : i % 3 }))
-  const docs = Array.from({ length: 18 }, (_, i) => ({ id: i + 1, title: token('Db', i + 1), owner: USERS[i % 3], rank: i % 5, folder: i % 7 === 6 ? null : 1 + (i * 5) % 9 }))
+  const docs = Array.from({ length: 18 }, (_, i) => ({ id: i + 1, title: token('Db', i + 1), code: token('Cd', i + 1), owner: USERS[i % 3], rank: i % 5, folder: i % 7 === 6 ? null : 1 + (i * 5) % 9 }))
   await app.pg.query('INSERT INTO fs_folder SELECT * FROM json_populate_recordset(null::fs_folder, $1)', [JSON.stringify(folders)])
   await app.pg.query('INSERT INTO fs_doc SELECT * FROM json_populate_recordset(null::fs_doc, $1)', [JSON.stringify(docs)])
   await app.pg.query("SELECT setval(pg_get_serial_sequence('fs_folder', 'id'), 100), setval(pg_get_serial_sequence('fs_doc', 'id'), 100)")
@@ -137,7 +147,7 @@ async function seed (app: FastifyInstance): Promise<void> {
 /** What the tables hold, read directly, past every scope and policy. */
 async function truth (app: FastifyInstance, mode: Mode): Promise<Truth> {
   const folders = (await app.pg.query('SELECT id, name, owner, rank FROM fs_folder ORDER BY id')).rows as Folder[]
-  const docs = (await app.pg.query('SELECT id, title, owner, rank, folder FROM fs_doc ORDER BY id')).rows as Doc[]
+  const docs = (await app.pg.query('SELECT id, title, code, owner, rank, folder FROM fs_doc ORDER BY id')).rows as Doc[]
   return { mode, folders: new Map(folders.map((f) => [f.id, f])), docs: new Map(docs.map((d) => [d.id, d])) }
 }
 
@@ -232,7 +242,9 @@ const ME = 'ME'
 
 /** A doc as a client writes it: mostly its own, now and then another user's or in another's folder. */
 const owner = fc.oneof({ weight: 8, arbitrary: fc.constant(ME) }, { weight: 1, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: fc.constantFrom(...USERS) })
-const docBody = fc.record({ title: pick(NAMES), owner, rank: fc.integer({ min: -1, max: 4 }), folder: fc.option(fc.integer({ min: 1, max: 11 })) }, { requiredKeys: ['title'] })
+/** A doc's unique code: another's, one's own, or a new one. */
+const code = fc.oneof(fc.integer({ min: 1, max: 20 }).map((n) => token('Cd', n)), pick(NAMES.map((name) => name.replace('Nw', 'Nc'))))
+const docBody = fc.record({ title: pick(NAMES), code, owner, rank: fc.integer({ min: -1, max: 4 }), folder: fc.option(fc.integer({ min: 1, max: 11 })) }, { requiredKeys: ['title'] })
 const folderBody = fc.record({ name: fc.oneof(pick(NAMES), fc.integer({ min: 1, max: 9 }).map((n) => token('Fa', n))), owner, rank: fc.integer({ min: -1, max: 3 }) }, { requiredKeys: ['name'] })
 const childBody = fc.record({ title: pick(NAMES), owner, rank: fc.integer({ min: 0, max: 4 }) }, { requiredKeys: ['title'] })
 
@@ -246,6 +258,9 @@ const writes: fc.Arbitrary<Sent> = fc.oneof(
     ({ user, options: { method: 'POST', url: '/docs/', payload }, read: false, allowed: WRITES, kind: 'doc' })),
   fc.tuple(user, fc.oneof(folderBody, fc.array(folderBody, { minLength: 1, maxLength: 3 })), fc.constantFrom('', '?__on_conflict=name')).map(([user, payload, query]): Sent =>
     ({ user, options: { method: 'POST', url: `/folders/${query}`, payload }, read: false, allowed: WRITES, kind: 'folder' })),
+  // Upsert on a doc's unique code: another user's is a conflicting row out of scope.
+  fc.tuple(user, fc.oneof(docBody, fc.array(docBody, { minLength: 1, maxLength: 3 }))).map(([user, payload]): Sent =>
+    ({ user, options: { method: 'POST', url: '/docs/?__on_conflict=code', payload }, read: false, allowed: WRITES, kind: 'doc' })),
   // Nested insert: the folder and its docs, each of whose owner may be another's.
   fc.tuple(user, folderBody, fc.array(childBody, { minLength: 1, maxLength: 3 })).map(([user, body, docs]): Sent =>
     ({ user, options: { method: 'POST', url: '/folders/', payload: { ...body, docs } }, read: false, allowed: WRITES, kind: 'folder' })),
@@ -276,16 +291,21 @@ function inScope (truthNow: Truth, who: number | 'root', kind: Kind, id: number,
   const row = kind === 'doc' ? truthNow.docs.get(id) : truthNow.folders.get(id)
   if (row === undefined) return false
   if (who === 'root') return true
-  return row.owner === who && (!mount || kind === 'doc' || inMountScope(truthNow.mode, row.rank))
+  if (kind === 'doc' && truthNow.mode === 'shared' && truthNow.folders.get((row as Doc).folder ?? 0)?.owner === who) return true
+  return row.owner === who && (!mount || kind === 'doc' || inMountScope(truthNow.mode, (row as Folder).rank))
 }
 
 /** Why the answer names a row out of the scope of `who` (its token, not sent by the request and not a token of a row in scope), or null. */
 function leak (text: string, request: string, truthNow: Truth, who: number): string | null {
-  const own = new Set([...truthNow.folders.values()].filter((f) => f.owner === who).map((f) => f.name)
-    .concat([...truthNow.docs.values()].filter((d) => d.owner === who).map((d) => d.title)))
-  const others = [...truthNow.folders.values()].map((f) => [f.name, f.owner] as const).concat([...truthNow.docs.values()].map((d) => [d.title, d.owner] as const))
-  const found = others.find(([name, owner]) => owner !== who && !own.has(name) && !request.includes(name) && text.includes(name))
-  return found === undefined ? null : `the answer names ${found[0]}, a row of user ${found[1]}`
+  const tokens: Array<{ kind: Kind, id: number, names: string[] }> = [...truthNow.folders.values()].map((f) => ({ kind: 'folder' as const, id: f.id, names: [f.name] }))
+  for (const d of truthNow.docs.values()) tokens.push({ kind: 'doc', id: d.id, names: [d.title, d.code ?? ''] })
+  const visible = (one: typeof tokens[number]): boolean => inScope(truthNow, who, one.kind, one.id, false)
+  const own = new Set(tokens.filter(visible).flatMap((one) => one.names))
+  for (const one of tokens.filter((one) => !visible(one))) {
+    const found = one.names.find((name) => name !== '' && !own.has(name) && !request.includes(name) && text.includes(name))
+    if (found !== undefined) return `the answer names ${found}, of the ${one.kind} ${one.id} out of scope`
+  }
+  return null
 }
 
 /** Why a row (or an embedded one, at any depth) answered is not in the scope of `who`, or null. */
@@ -330,26 +350,29 @@ function changedOutOfScope (before: Truth, after: Truth, who: number, sent: Sent
       if (JSON.stringify(a) === JSON.stringify(b)) continue
       // A write to the folders mount touches folders in its own scope only; nested docs are created.
       const mount = kind === 'folder' && sent.kind === 'folder'
-      const allowed = (row: Folder | Doc | undefined): boolean => row === undefined || (row.owner === who && (!mount || inMountScope(before.mode, row.rank)))
-      if (!allowed(a) || !allowed(b)) return `the ${kind} ${id} changed out of scope: ${JSON.stringify(a)} → ${JSON.stringify(b)}`
+      const allowed = (truthThen: Truth): boolean => !truthThen[kind === 'doc' ? 'docs' : 'folders'].has(id) || inScope(truthThen, who, kind, id, mount)
+      if (!allowed(before) || !allowed(after)) return `the ${kind} ${id} changed out of scope: ${JSON.stringify(a)} → ${JSON.stringify(b)}`
     }
   }
   return null
 }
 
-/** Applies another user's activity to rows out of the scope of `who`. */
-async function actElsewhere (app: FastifyInstance, who: number, [what, a, b, rank]: [number, number, number, number], counter: { n: number }): Promise<void> {
+/** Applies another user's activity to rows out of the scope of `who`, which stay out of it. */
+async function actElsewhere (app: FastifyInstance, mode: Mode, who: number, [what, a, b, rank]: [number, number, number, number], counter: { n: number }): Promise<void> {
   const others = USERS.filter((u) => u !== who)
   const other = others[a % others.length]!
-  const folders = (await app.pg.query('SELECT id FROM fs_folder ORDER BY id')).rows.map((r: { id: number }) => r.id)
+  // Under `shared` a doc in a folder of the reader's is in their scope: such docs stay, and none moves there.
+  const shared = mode === 'shared'
+  const folders = (await app.pg.query('SELECT id FROM fs_folder WHERE NOT ($1 AND owner = $2) ORDER BY id', [shared, who])).rows.map((r: { id: number }) => r.id)
   const target = folders[b % folders.length] ?? null
   const name = token('Zz', counter.n++ % 100)
+  const outOfScope = 'owner <> $1 AND NOT ($2 AND folder IN (SELECT id FROM fs_folder WHERE owner = $1))'
   const statements: Array<[string, unknown[]]> = [
-    ['UPDATE fs_doc SET title = $2, rank = $3, folder = $4 WHERE id = (SELECT id FROM fs_doc WHERE owner <> $1 ORDER BY id OFFSET $5 LIMIT 1)', [who, name, rank, target, a % 12]],
+    [`UPDATE fs_doc SET title = $3, rank = $4, folder = $5 WHERE id = (SELECT id FROM fs_doc WHERE ${outOfScope} ORDER BY id OFFSET $6 LIMIT 1)`, [who, shared, name, rank, target, a % 12]],
     ['UPDATE fs_folder SET name = $2, rank = $3 WHERE id = (SELECT id FROM fs_folder WHERE owner <> $1 ORDER BY id OFFSET $4 LIMIT 1)', [who, name, rank, a % 6]],
-    ['UPDATE fs_doc SET owner = $2 WHERE owner <> $1 AND id % 3 = $3', [who, other, b % 3]],
-    ['INSERT INTO fs_doc (title, owner, rank, folder) VALUES ($1, $2, $3, $4)', [name, other, rank, target]],
-    ['DELETE FROM fs_doc WHERE id = (SELECT id FROM fs_doc WHERE owner <> $1 ORDER BY id OFFSET $2 LIMIT 1)', [who, a % 12]]
+    [`UPDATE fs_doc SET owner = $3 WHERE ${outOfScope} AND id % 3 = $4`, [who, shared, other, b % 3]],
+    ['INSERT INTO fs_doc (title, code, owner, rank, folder) VALUES ($1, $1, $2, $3, $4)', [name, other, rank, target]],
+    [`DELETE FROM fs_doc WHERE id = (SELECT id FROM fs_doc WHERE ${outOfScope} ORDER BY id OFFSET $3 LIMIT 1)`, [who, shared, a % 12]]
   ]
   const [text, values] = statements[what]!
   await app.pg.query(text, values)
@@ -437,7 +460,7 @@ async function step (app: FastifyInstance, mode: Mode, sent: Sent, counter: { n:
   }
   if (!unchanged(before, after)) return 'a read changed the tables'
   // Non-interference: other users' rows change, the read answers the same.
-  await actElsewhere(app, who, other, counter)
+  await actElsewhere(app, mode, who, other, counter)
   const again = await send(app, sent)
   // A cursor is sealed afresh each time: its text differs, what it pages does not (followed above).
   const same = (r: LightMyRequestResponse): string => `${r.statusCode}\n${headersOf(r).replace(/^link: .*$/m, '')}\n${r.body.replace(/"next_cursor":"[^"]*"/, '"next_cursor":"…"')}`
@@ -446,7 +469,7 @@ async function step (app: FastifyInstance, mode: Mode, sent: Sent, counter: { n:
 }
 
 async function hunt (t: Test, mode: Mode, name: string, command: fc.Arbitrary<Sent>): Promise<void> {
-  const app = mode === 'scope' ? await scopeApp(t) : await claimsApp(t)
+  const app = mode === 'claims' ? await claimsApp(t) : await scopeApp(t, mode)
   if (typeof app === 'string') {
     t.test(name, { skip: `this server cannot make a role (${app}): PGlite is one user` }, () => {})
     return
@@ -473,6 +496,10 @@ t.test('reads of a scoped client see, count and aggregate only their rows', asyn
 
 t.test('writes of a scoped client change only their rows, and a refused one nothing', async (t) => {
   await hunt(t, 'scope', 'writes', mixed)
+})
+
+t.test('the same under a scope through a relation: a doc is also seen by the owner of its folder', async (t) => {
+  await hunt(t, 'shared', 'shared', fc.oneof(reads, mixed))
 })
 
 t.test('the same reads and writes under row-level security (claims and a role)', async (t) => {
