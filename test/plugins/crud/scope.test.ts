@@ -279,6 +279,25 @@ t.test('an upsert under a scope through a relation updates only a conflicting ro
     [{ code: 'mine', rank: 5, project: 1 }, { code: 'theirs', rank: 0, project: 2 }, { code: 'new', rank: 0, project: 1 }])
 })
 
+t.test('a nested insert is checked with its children: a scope may reach the row through them', async (t) => {
+  // A board is in scope when one of its cards is the user's (a scope through a to-many relation).
+  const board: Table = defineTable('sc_board', {
+    name: column.varchar({ length: 10, required: true })
+  }, { scope: (request: FastifyRequest) => `(cards.owner.e.${userOf(request)})` })
+  const card = defineTable('sc_card', { owner: column.integer(), board: column.foreignKey(board, { related: 'cards' }) })
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: board, prefix: '/boards', readOnly: false, nestedWrites: ['cards'] })
+  }, [board, card])
+  const post = async (owner: number): Promise<LightMyRequestResponse> =>
+    await app.inject(as(1, { method: 'POST', url: '/boards/', payload: { name: `b${owner}`, cards: [{ owner }] } }))
+  t.strictSame(json(await post(2)), OUT_OF_SCOPE, 'another\'s card: the board is not the user\'s')
+  t.strictSame([await rowsOf(app, board), await rowsOf(app, card)], [[], []], 'nothing written')
+  const created = await post(1)
+  t.equal(created.statusCode, 201, created.body)
+  t.strictSame(json(created).cards.map((c: { owner: number }) => c.owner), [1])
+})
+
 t.test('scope is checked at registration and on the table definition', async (t) => {
   t.throws(() => defineTable('sc_bad', { name: column.text() }, { scope: 'owner' as never }), { message: 'Table sc_bad: scope must be a function (request) => conditions' })
   const db = await testDatabase(t)
