@@ -400,6 +400,26 @@ async function send (app: FastifyInstance, sent: Sent, id = sent.id): Promise<Li
 /** A request that never names another's row: its URL and body, as text. */
 const requestText = (sent: Sent): string => `${decodeURIComponent(sent.options.url)} ${JSON.stringify(sent.options.payload ?? null)}`
 
+/**
+ * Why a write's answer breaks a property, or null: it changed a row out of scope, or anything when
+ * refused; a bulk write (`matching`: what /count/ counted for it) changed or counted another number.
+ */
+function writeProblem (sent: Sent, res: LightMyRequestResponse, before: Truth, after: Truth, who: number, matching: unknown): string | null {
+  if (res.statusCode >= 300 && !unchanged(before, after)) return `a refused write (${res.statusCode}) changed the tables`
+  const changed = changedOutOfScope(before, after, who, sent)
+  if (changed !== null) return changed
+  const body = res.body === '' ? {} : JSON.parse(res.body)
+  if (res.statusCode === 400 && body.code === 'TABLECRUD_ERR_TOO_MANY_ROWS' && body.details?.matched !== matching) return `details.matched ${String(body.details?.matched)}, /count/ ${String(matching)}`
+  // A patch with nothing to set changes no row (docs/table-crud.md).
+  const empty = JSON.stringify(sent.options.payload ?? {}) === '{}'
+  if (matching !== undefined && res.statusCode === 200 && body.count !== (empty ? 0 : matching)) return `PATCHed ${String(body.count)} rows, /count/ ${String(matching)}`
+  if (res.headers['x-deleted-count'] !== undefined) {
+    const gone = (sent.kind === 'doc' ? before.docs.size - after.docs.size : before.folders.size - after.folders.size)
+    if (Number(res.headers['x-deleted-count']) !== gone || gone !== matching) return `X-Deleted-Count ${String(res.headers['x-deleted-count'])}, ${gone} rows deleted, /count/ ${String(matching)}`
+  }
+  return null
+}
+
 /** The answer to one request, checked; the reason it breaks a property, or null. */
 async function step (app: FastifyInstance, mode: Mode, sent: Sent, counter: { n: number }, other: [number, number, number, number], statuses: Map<number, number>): Promise<string | null> {
   const before = await truth(app, mode)
@@ -449,21 +469,7 @@ async function step (app: FastifyInstance, mode: Mode, sent: Sent, counter: { n:
       return `the ${sent.kind} ${sent.id} out of scope answers ${res.statusCode} ${res.body}, a missing one ${missing.statusCode} ${missing.body}`
     }
   }
-  if (!sent.read) {
-    if (res.statusCode >= 300 && !unchanged(before, after)) return `a refused write (${res.statusCode}) changed the tables`
-    const changed = changedOutOfScope(before, after, who, sent)
-    if (changed !== null) return changed
-    const body = res.body === '' ? {} : JSON.parse(res.body)
-    if (res.statusCode === 400 && body.code === 'TABLECRUD_ERR_TOO_MANY_ROWS' && body.details?.matched !== matching) return `details.matched ${String(body.details?.matched)}, /count/ ${String(matching)}`
-    // A patch with nothing to set changes no row (docs/table-crud.md).
-    const empty = JSON.stringify(sent.options.payload ?? {}) === '{}'
-    if (bulk && res.statusCode === 200 && body.count !== (empty ? 0 : matching)) return `PATCHed ${String(body.count)} rows, /count/ ${String(matching)}`
-    if (res.headers['x-deleted-count'] !== undefined) {
-      const gone = (sent.kind === 'doc' ? before.docs.size - after.docs.size : before.folders.size - after.folders.size)
-      if (Number(res.headers['x-deleted-count']) !== gone || gone !== matching) return `X-Deleted-Count ${String(res.headers['x-deleted-count'])}, ${gone} rows deleted, /count/ ${String(matching)}`
-    }
-    return null
-  }
+  if (!sent.read) return writeProblem(sent, res, before, after, who, bulk ? matching : undefined)
   if (!unchanged(before, after)) return 'a read changed the tables'
   // Non-interference: other users' rows change, the read answers the same.
   await actElsewhere(app, mode, who, other, counter)
