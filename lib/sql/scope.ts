@@ -20,13 +20,17 @@ export class ScopedRows {
 
   constructor (readonly scopes: Scopes, private readonly bind: ScopeBinder) {}
 
-  /** The conditions of `table`'s scope on the row aliased `alias`; none when it has no scope. */
-  conditions (table: Table, alias: string): string[] {
+  /**
+   * The conditions of `table`'s scope on the row aliased `alias`; none when it has no scope.
+   * `prefix` starts the aliases of its EXISTS tests: the alias itself, unless that is a quoted
+   * name (an upsert's conflicting row), which no alias may start with.
+   */
+  conditions (table: Table, alias: string, prefix = alias): string[] {
     const filters = this.writing.has(table) ? [] : this.scopes.of(table)
     if (filters.length === 0) return []
     this.writing.add(table)
     try {
-      const writer = new WhereWriter<Scopes>(this.bind, (scopes) => scopes.of(table), this, `${alias}r${++this.count}_`)
+      const writer = new WhereWriter<Scopes>(this.bind, (scopes) => scopes.of(table), this, `${prefix}r${++this.count}_`)
       return writer.all(filters, alias)
     } finally {
       this.writing.delete(table)

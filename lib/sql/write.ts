@@ -23,7 +23,7 @@ const NO_TAIL: InsertTail = { onConflict: '', returning: '' }
 /** The tail's ON CONFLICT clause, with the WHERE of the conflicting row's scope (on the table's own name). */
 function onConflict (t: Table, tail: InsertTail, values: Values): string {
   if (tail.scoped === undefined) return tail.onConflict
-  const conditions = new ScopedRows(tail.scoped.scopes, values.scoped).conditions(t, table(t))
+  const conditions = new ScopedRows(tail.scoped.scopes, values.scoped).conditions(t, table(t), 'conflict')
   return tail.onConflict + whereOf(conditions)
 }
 

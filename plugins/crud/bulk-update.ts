@@ -58,8 +58,9 @@ export function bulkUpdateRoute (c: CrudContext, values: BodyValues): void {
       if (filters.length === 0) throw new TABLECRUD_ERR_QS_MISSING_FILTER()
       const changes = await values.prepare(await patched(request, prePatch, { ...request.body }), checked)
       changes.delete(pk)
-      if (changes.size === 0) return { count: 0 }
+      // The scope first: a scope function that refuses the request answers even for an empty patch.
       const ctx = await c.scoped(request)
+      if (changes.size === 0) return { count: 0 }
       const count = await limited(c, maxAffected, async (tx) => {
         const changed = (await tx.run<{ id: unknown }>(compileBulkUpdate(ctx, filters, changes))).rows.map((r) => r.id)
         // Every changed row still in the scope, or none changes (SPEC §8.6).

@@ -167,7 +167,8 @@ export async function convertChildren (nested: readonly Nested[], body: Row): Pr
 export async function insertNested (c: CrudContext, ctx: QueryContext, parent: Values, children: ReadonlyArray<{ n: Nested, rows: Values[] }>, answer: RowAnswer): Promise<{ row: Row, text: string }> {
   const { table, db, options: { excludeSecrets } } = c
   const attempt = async (oneByOne: boolean): Promise<{ row: Row, text: string }> => await beforeCommit(db, async (tx) => {
-    const [row] = await checkWritten(ctx, tx, 1, (await tx.run(compileInsert(table, parent, excludeSecrets))).rows) as [Row]
+    const inserted = (await tx.run(compileInsert(table, parent, excludeSecrets))).rows
+    const row = inserted[0]!
     const embedded: Row = { ...row }
     for (const { n, rows } of children) {
       const fk = toDatabase(n.relation.column, row[table.primaryKey.name])
@@ -175,6 +176,8 @@ export async function insertNested (c: CrudContext, ctx: QueryContext, parent: V
       // The children's table may have a scope of its own (SPEC §8.6): they must be in it too.
       embedded[n.relation.name] = await checkWritten({ table: n.relation.to, scopes: ctx.scopes }, tx, withKey.length, await insertChildren(tx, n, withKey, excludeSecrets, oneByOne))
     }
+    // The row's own scope last: it may reach the row through its children (`cards.owner.e.7`).
+    await checkWritten(ctx, tx, 1, inserted)
     return { row, text: answer(embedded) }
   })
   try {

@@ -237,6 +237,67 @@ t.test('a scope function may refuse with a status, and null means IS NULL', asyn
   t.strictSame(json(await app.inject(as(1, { method: 'GET', url: '/tasks/?__visible_fields=title' }))), { rows: [{ title: 'loose' }] })
 })
 
+t.test('a bulk PATCH with nothing to set asks the scope too: a refusing one answers, not {"count": 0}', async (t) => {
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, {
+      table: task,
+      prefix: '/tasks',
+      readOnly: false,
+      allowBulkUpdate: true,
+      scope: (request: FastifyRequest) => {
+        if (request.headers['x-user'] === undefined) throw Object.assign(new Error('Log in first'), { statusCode: 401 })
+        return { project: null }
+      }
+    })
+  }, TABLES)
+  const refused = await app.inject({ method: 'PATCH', url: '/tasks/?id__operator=not_null', payload: {} })
+  t.strictSame([refused.statusCode, json(refused).message], [401, 'Log in first'])
+  t.strictSame(json(await app.inject(as(1, { method: 'PATCH', url: '/tasks/?id__operator=not_null', payload: {} }))), { count: 0 }, 'a user in scope: nothing to set')
+})
+
+t.test('an upsert under a scope through a relation updates only a conflicting row in scope', async (t) => {
+  // A scope whose tree follows a ForeignKey: a note is in scope when its project is the user's.
+  const note = defineTable('sc_note', {
+    code: column.varchar({ length: 10, unique: true, required: true }),
+    rank: column.integer(),
+    project: column.foreignKey(project, { null: true, related: 'notes' })
+  }, { scope: (request: FastifyRequest) => `(project.owner.e.${userOf(request)})` })
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: note, prefix: '/notes', readOnly: false })
+  }, [...TABLES, note])
+  await seed(app)
+  await app.pg.query("INSERT INTO sc_note (code, rank, project) VALUES ('mine', 0, 1), ('theirs', 0, 2)")
+  const upsert = async (payload: object): Promise<LightMyRequestResponse> => await app.inject(as(1, { method: 'POST', url: '/notes/?__on_conflict=code', payload }))
+  const updated = await upsert({ code: 'mine', rank: 5, project: 1 })
+  t.strictSame([updated.statusCode, json(updated).rank], [200, 5])
+  t.strictSame(json(await upsert({ code: 'theirs', rank: 5, project: 1 })), OUT_OF_SCOPE, 'the conflicting row is out of scope')
+  t.strictSame(json(await upsert([{ code: 'new', project: 1 }, { code: 'theirs', rank: 6, project: 1 }])), OUT_OF_SCOPE)
+  t.equal((await upsert({ code: 'new', project: 1 })).statusCode, 201)
+  t.strictSame((await app.pg.query('SELECT code, rank, project FROM sc_note ORDER BY id')).rows,
+    [{ code: 'mine', rank: 5, project: 1 }, { code: 'theirs', rank: 0, project: 2 }, { code: 'new', rank: 0, project: 1 }])
+})
+
+t.test('a nested insert is checked with its children: a scope may reach the row through them', async (t) => {
+  // A board is in scope when one of its cards is the user's (a scope through a to-many relation).
+  const board: Table = defineTable('sc_board', {
+    name: column.varchar({ length: 10, required: true })
+  }, { scope: (request: FastifyRequest) => `(cards.owner.e.${userOf(request)})` })
+  const card = defineTable('sc_card', { owner: column.integer(), board: column.foreignKey(board, { related: 'cards' }) })
+  const db = await testDatabase(t)
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: board, prefix: '/boards', readOnly: false, nestedWrites: ['cards'] })
+  }, [board, card])
+  const post = async (owner: number): Promise<LightMyRequestResponse> =>
+    await app.inject(as(1, { method: 'POST', url: '/boards/', payload: { name: `b${owner}`, cards: [{ owner }] } }))
+  t.strictSame(json(await post(2)), OUT_OF_SCOPE, 'another\'s card: the board is not the user\'s')
+  t.strictSame([await rowsOf(app, board), await rowsOf(app, card)], [[], []], 'nothing written')
+  const created = await post(1)
+  t.equal(created.statusCode, 201, created.body)
+  t.strictSame(json(created).cards.map((c: { owner: number }) => c.owner), [1])
+})
+
 t.test('scope is checked at registration and on the table definition', async (t) => {
   t.throws(() => defineTable('sc_bad', { name: column.text() }, { scope: 'owner' as never }), { message: 'Table sc_bad: scope must be a function (request) => conditions' })
   const db = await testDatabase(t)
