@@ -5,7 +5,7 @@ import { perTable } from '../lib/table/per-table.js'
 import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
-import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
+import { BOOLEAN_SPELLINGS, INT32_MAX } from '../lib/values/index.js'
 import { filterValueSchema } from './row.js'
 
 /*
@@ -130,7 +130,7 @@ function buildListQuerySchema (table: Table, options: ListQueryOptions): TObject
       description: `Comma-separated fields to sort by, or the parameter repeated; a - prefix sorts descending. Default: -${table.primaryKey.name}.`
     })),
     __visible_fields: visibleFields(names),
-    __page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1; default 1.' })),
+    __page: Type.Optional(Type.Integer({ minimum: 1, maximum: INT32_MAX, description: 'Page number, from 1; default 1.' })),
     __page_size: Type.Optional(Type.Integer({
       minimum: 1, maximum: options.maxPageSize, description: `Rows per page, 1 to ${options.maxPageSize}${pageSize}.`
     })),
@@ -171,12 +171,15 @@ export function singleQuerySchema (table: Table, options: SingleQueryOptions): T
   return Type.Object({ __visible_fields: visibleFields(fields.map((f) => f.name)), __readable: readable(), ...embedControlProperties(fields, options.maxEmbedRows) })
 }
 
-/** The query string of GET `/ids/` (SPEC §2.8, §6.12). */
-export function idsQuerySchema (): TObject {
+/**
+ * The query string of GET `/ids/` (SPEC §2.8, §6.12), with the bounds the parser holds `limit`
+ * and `offset` to (a 400 past them): the mount's `maxPageSize`, and a 32-bit offset.
+ */
+export function idsQuerySchema (maxPageSize: number): TObject {
   return Type.Object({
     search: Type.Optional(Type.String({ description: 'Case-insensitive substring of the readable representation.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 0, description: 'At most this many ids; default the maximum page size.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many ids; default 0.' }))
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: maxPageSize, description: `At most this many ids, 0 to ${maxPageSize}; default ${maxPageSize}.` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Skip this many ids; default 0.' }))
   }, { additionalProperties: false })
 }
 

@@ -237,7 +237,7 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
     t.strictSame(parameters.get('__visible_fields')!.schema, {
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
     })
-    t.strictSame(parameters.get('__page')!.schema, { type: 'integer', minimum: 1 })
+    t.strictSame(parameters.get('__page')!.schema, { type: 'integer', minimum: 1, maximum: 2147483647 }, '__page to the int32 bound the server holds it to')
     t.strictSame(parameters.get('__page_size')!.schema, { type: 'integer', minimum: 1, maximum: page })
     t.strictSame(parameters.get('__readable')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
     t.strictSame(parameters.get('__range_header')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
@@ -255,8 +255,9 @@ t.test('the query strings of GET /{id}/ and /ids/', async (t) => {
   const ids = queryParameters(t, doc.paths['/api/directors/ids/'].get)
   t.strictSame([...ids.entries()].map(([name, p]) => [name, p.schema]), [
     ['search', { type: 'string' }],
-    ['limit', { type: 'integer', minimum: 0 }],
-    ['offset', { type: 'integer', minimum: 0 }]
+    // The bounds the server holds them to (a 400 past them): maxPageSize (1000) and a 32-bit offset.
+    ['limit', { type: 'integer', minimum: 0, maximum: 1000 }],
+    ['offset', { type: 'integer', minimum: 0, maximum: 2147483647 }]
   ])
   for (const path of ['/api/directors/new/', '/api/directors/schema/', '/api/directors/references/']) {
     t.equal(doc.paths[path].get.parameters, undefined, `${path} takes no parameters`)

@@ -100,7 +100,7 @@ t.test('listQuerySchema: every filter and control parameter', async (t) => {
         anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }]
       },
       __visible_fields: visibleFields(FIELDS),
-      __page: { minimum: 1, description: 'Page number, from 1; default 1.', type: 'integer' },
+      __page: { minimum: 1, maximum: 2147483647, description: 'Page number, from 1; default 1.', type: 'integer' },
       __page_size: { minimum: 1, maximum: 500, description: 'Rows per page, 1 to 500; default 20.', type: 'integer' },
       __readable: readable,
       __range_header: { type: 'string', enum: BOOLEANS, description: 'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.' },
@@ -134,13 +134,13 @@ t.test('singleQuerySchema, idsQuerySchema', async (t) => {
     type: 'object',
     properties: { __visible_fields: visibleFields(FIELDS), __readable: readable }
   })
-  t.strictSame(plain(idsQuerySchema()), {
+  t.strictSame(plain(idsQuerySchema(20)), {
     additionalProperties: false,
     type: 'object',
     properties: {
       search: { description: 'Case-insensitive substring of the readable representation.', type: 'string' },
-      limit: { minimum: 0, description: 'At most this many ids; default the maximum page size.', type: 'integer' },
-      offset: { minimum: 0, description: 'Skip this many ids; default 0.', type: 'integer' }
+      limit: { minimum: 0, maximum: 20, description: 'At most this many ids, 0 to 20; default 20.', type: 'integer' },
+      offset: { minimum: 0, maximum: 2147483647, description: 'Skip this many ids; default 0.', type: 'integer' }
     }
   })
 })
@@ -170,7 +170,7 @@ t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept
   // `style` and `explode` are OpenAPI's, read by @fastify/swagger on the query string's schema.
   const strict = new Ajv2020({ strict: true, keywords: ['style', 'explode'] })
   const list = listQuerySchema(item, { excludeSecrets: true, maxJoins: 1, maxPageSize: 500 })
-  for (const schema of [list, singleQuerySchema(item, { excludeSecrets: true, maxJoins: 1 }), idsQuerySchema(), idParamsSchema(item)]) {
+  for (const schema of [list, singleQuerySchema(item, { excludeSecrets: true, maxJoins: 1 }), idsQuerySchema(20), idParamsSchema(item)]) {
     t.equal(typeof strict.compile(schema), 'function')
   }
   const validate = new Ajv({ strict: false }).compile(list)
