@@ -5,7 +5,7 @@ import { fieldPaths, visibleRelation } from '../lib/query/fields.js'
 import { relationsOf } from '../lib/table/relations.js'
 import { typeDefault } from '../lib/table/defaults.js'
 import { typeOf } from '../lib/table/column-types.js'
-import { DECIMAL_TEXT, TIMESTAMP_IN } from '../lib/values/index.js'
+import { DECIMAL_TEXT, INTERVAL_IN, TIME_IN, TIMESTAMP_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
 
@@ -63,8 +63,14 @@ const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchem
   varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   email: (_column, schema) => withOpenApiRules(schema, NO_NUL),
-  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' })
+  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' }),
+  // Read by these patterns alone (lib/values): what the document takes, the server takes.
+  time: (_column, schema) => withOpenApiRules(schema, { pattern: TIME_IN.source }),
+  interval: (_column, schema) => withOpenApiRules(schema, { pattern: INTERVAL_IN.source })
 }
+
+/** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['time', 'interval'])
 
 /** Choices given on an array column constrain its innermost elements. */
 function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
@@ -104,7 +110,11 @@ export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
   const scalar = scalarOf(column)
   const choices = scalar.choices ?? column.choices
   if (typeOf(scalar).matches) return withChoices(Type.String(), choices, 'in')
-  return bareSchema(table, scalar, 'in', choices)
+  const schema = bareSchema(table, scalar, 'in', choices)
+  // The query's schemas are the document's only (the parser validates), so a rule that reads
+  // filter values as it reads bodies is written in.
+  const rules = FILTER_RULES.has(scalar.type) ? (schema as { [OPENAPI_RULES]?: object })[OPENAPI_RULES] : undefined
+  return rules === undefined ? schema : { ...schema, ...rules }
 }
 
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */

@@ -580,7 +580,9 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
     owner: column.foreignKey(movie, { null: false }),
     mail: column.email(),
     kind: column.varchar({ length: 5, choices: { a: 'a' } }),
-    note: column.text({ null: true })
+    note: column.text({ null: true }),
+    clock: column.time({ null: true }),
+    span: column.interval({ null: true })
   })
   const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
   t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
@@ -604,6 +606,13 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   t.ok(noNul.test('text') && !noNul.test('a\0b'), 'the pattern refuses NUL')
   t.strictSame(rules('note'), [{ pattern: '^[^\\u0000]*$' }, null])
   t.match(rules('at'), [{ description: /a day that exists/ }])
+  // A time and an interval are read by a pattern alone (lib/values): a value the document takes, the server takes.
+  const [clock] = rules('clock') as Array<{ pattern: string }>
+  for (const value of ['00:00:00', '23:59:59.123456', '12:30:00.5']) t.ok(new RegExp(clock!.pattern, 'u').test(value), value)
+  for (const value of ['24:00:00', '12:30', '12:30:00Z', 'a', '']) t.notOk(new RegExp(clock!.pattern, 'u').test(value), value)
+  const [span] = rules('span') as Array<{ pattern: string }>
+  for (const value of ['P1D', 'PT2H', 'P1Y2M3DT4H5M6.5S', 'P-1D']) t.ok(new RegExp(span!.pattern, 'u').test(value), value)
+  for (const value of ['P', 'PT', 'Widget', '1 day', '']) t.notOk(new RegExp(span!.pattern, 'u').test(value), value)
 })
 
 t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {

@@ -503,6 +503,10 @@ t.test('OpenAPI: a valid document, each type its parameters and schemas', async 
   t.strictSame(params.get('days').schema, { type: 'array', items: { format: 'date', type: 'string' } })
   t.strictSame(params.get('token').schema, { type: 'array', items: { format: 'uuid', type: 'string' } })
   t.equal(params.get('token').explode, true)
+  // A time and an interval: the pattern the server reads them by, on the filter as on the body.
+  t.match(params.get('at').schema, { type: 'array', items: { type: 'string', pattern: /^\^/ } })
+  t.match(params.get('span').schema, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
+  t.match(doc.components.schemas.CtThingIn.properties.spans, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
   const row = doc.components.schemas.CtThingRow.properties
   t.strictSame(row.big, { type: 'string' }, 'BigInt out is a string')
   t.strictSame(row.data, { anyOf: [{}, { type: 'null' }] }, 'JSONB out is any JSON value')
