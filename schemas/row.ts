@@ -104,12 +104,14 @@ function nullable (column: ColumnSpec, schema: TSchema, mode: Mode): TSchema {
 /**
  * One value of a filter on `column`, as a query string carries it (SPEC §2.2, §2.3), for
  * OpenAPI: the body value's schema without null (the text `null` is a string), an array's
- * innermost element, a choice among `choices`. Text compared as `__match` says is any text.
+ * innermost element, a choice among `choices`. Text compared as `__match` says is any text
+ * without NUL.
  */
 export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
   const scalar = scalarOf(column)
   const choices = scalar.choices ?? column.choices
-  if (typeOf(scalar).matches) return withChoices(Type.String(), choices, 'in')
+  // Any text but NUL, which the server refuses in a filter too; or one of the choices.
+  if (typeOf(scalar).matches) return choices === null ? Type.String(NO_NUL) : withChoices(Type.String(), choices, 'in')
   const schema = bareSchema(table, scalar, 'in', choices)
   // The query's schemas are the document's only (the parser validates), so a rule that reads
   // filter values as it reads bodies is written in.

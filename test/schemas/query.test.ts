@@ -52,7 +52,8 @@ const scalar = (name: string, form: string, items: object, operators = ORDERED, 
   [`${name}__operator`]: operator(name, operators)
 })
 const text = (name: string, through = ''): Record<string, object> => ({
-  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}${through}`, type: 'array', items: STRING },
+  // Any text but NUL, which the server refuses.
+  [name]: { description: `Filter on ${name} (text), compared as ${name}__match says.${once(name)}${through}`, type: 'array', items: { ...STRING, pattern: '^[^\\u0000]*$' } },
   [`${name}__operator`]: operator(name, TEXT),
   [`${name}__match`]: match(name)
 })
@@ -187,6 +188,8 @@ t.test('the query schemas are valid JSON Schema 2020-12 (OpenAPI 3.1) and accept
     { count: ['abc'] },
     { count: [2147483648] },
     { price: ['1e5'] },
+    // The server refuses NUL in a text filter (PostgreSQL text cannot hold it): the document says so.
+    { title: ['a\u0000b'] },
     { active: ['maybe'] },
     { at: ['yesterday'] },
     { title__operator: 'lt' },
