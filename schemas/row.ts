@@ -4,7 +4,7 @@ import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/t
 import { fieldPaths, visibleRelation } from '../lib/query/fields.js'
 import { relationsOf } from '../lib/table/relations.js'
 import { typeDefault } from '../lib/table/defaults.js'
-import { typeOf } from '../lib/table/column-types.js'
+import { BIGINT_PATTERN, typeOf } from '../lib/table/column-types.js'
 import { DECIMAL_TEXT, INTERVAL_IN, TIME_IN, TIMESTAMP_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
@@ -56,9 +56,17 @@ function numericRules (column: ColumnSpec, schema: TSchema): TSchema {
   return { ...schema, anyOf: [withOpenApiRules(number!, { ...bounds, description }), withOpenApiRules(text!, { pattern: digits, description })] }
 }
 
+/** A BigInt body value: a JSON integer while it is exact, else a string of digits (64 bits, checked in code). */
+function bigIntRules (_column: ColumnSpec, schema: TSchema): TSchema {
+  const [number, text] = (schema as TUnion).anyOf
+  const exact = { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }
+  return { ...schema, anyOf: [withOpenApiRules(number!, exact), withOpenApiRules(text!, { pattern: BIGINT_PATTERN })] }
+}
+
 /** The rules of each column type's body values that only the document states (`OPENAPI_RULES`). */
 const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchema) => TSchema>> = {
   numeric: numericRules,
+  bigInt: bigIntRules,
   real: (_column, schema) => withOpenApiRules(schema, { minimum: -REAL_MAX, maximum: REAL_MAX, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }),
   varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
@@ -70,7 +78,14 @@ const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchem
 }
 
 /** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
-const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['time', 'interval'])
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'time', 'interval'])
+
+/** A schema with its rules for the document written in (`OPENAPI_RULES`), a union's branches' too. */
+function rulesWrittenIn (schema: TSchema): TSchema {
+  const rules = (schema as { [OPENAPI_RULES]?: object })[OPENAPI_RULES]
+  const own = KindGuard.IsUnion(schema) ? { ...schema, anyOf: schema.anyOf.map(rulesWrittenIn) } : schema
+  return rules === undefined ? own : { ...own, ...rules }
+}
 
 /** Choices given on an array column constrain its innermost elements. */
 function bareSchema (table: Table, column: ColumnSpec, mode: Mode, choices: ReadonlyMap<string, NormalizedChoice> | null): TSchema {
@@ -115,8 +130,7 @@ export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
   const schema = bareSchema(table, scalar, 'in', choices)
   // The query's schemas are the document's only (the parser validates), so a rule that reads
   // filter values as it reads bodies is written in.
-  const rules = FILTER_RULES.has(scalar.type) ? (schema as { [OPENAPI_RULES]?: object })[OPENAPI_RULES] : undefined
-  return rules === undefined ? schema : { ...schema, ...rules }
+  return FILTER_RULES.has(scalar.type) ? rulesWrittenIn(schema) : schema
 }
 
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */

@@ -582,7 +582,8 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
     kind: column.varchar({ length: 5, choices: { a: 'a' } }),
     note: column.text({ null: true }),
     clock: column.time({ null: true }),
-    span: column.interval({ null: true })
+    span: column.interval({ null: true }),
+    big: column.bigInt({ null: true })
   })
   const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
   t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
@@ -613,6 +614,8 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   const [span] = rules('span') as Array<{ pattern: string }>
   for (const value of ['P1D', 'PT2H', 'P1Y2M3DT4H5M6.5S', 'P-1D']) t.ok(new RegExp(span!.pattern, 'u').test(value), value)
   for (const value of ['P', 'PT', 'Widget', '1 day', '']) t.notOk(new RegExp(span!.pattern, 'u').test(value), value)
+  // A BigInt: an exact JSON integer, or a string of digits (not any string).
+  t.strictSame(rules('big'), [{ minimum: -9007199254740991, maximum: 9007199254740991 }, { pattern: '^[+-]?\\d+$' }, null])
 })
 
 t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {

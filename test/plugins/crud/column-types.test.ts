@@ -507,6 +507,9 @@ t.test('OpenAPI: a valid document, each type its parameters and schemas', async 
   t.match(params.get('at').schema, { type: 'array', items: { type: 'string', pattern: /^\^/ } })
   t.match(params.get('span').schema, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
   t.match(doc.components.schemas.CtThingIn.properties.spans, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
+  // A BigInt: an exact integer or a string of digits, on the filter as on the body.
+  t.match(params.get('big').schema, { items: { anyOf: [{ type: 'integer', maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[+-]?\\d+$' }] } })
+  t.match(doc.components.schemas.CtThingIn.properties.big, { anyOf: [{ type: 'integer', maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[+-]?\\d+$' }] })
   const row = doc.components.schemas.CtThingRow.properties
   t.strictSame(row.big, { type: 'string' }, 'BigInt out is a string')
   t.strictSame(row.data, { anyOf: [{}, { type: 'null' }] }, 'JSONB out is any JSON value')
