@@ -6,11 +6,12 @@ import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
 import { BOOLEAN_SPELLINGS, INT32_MAX } from '../lib/values/index.js'
-import { filterValueSchema } from './row.js'
+import { filterValueSchema, NO_NUL } from './row.js'
 
 /*
  * Documentation only: the plugin parses query strings itself (unknown keys, repeats, case-free
  * booleans), so these schemas describe the parameters for OpenAPI without validating them.
+ * A text the parser refuses NUL in says so (`NO_NUL`).
  */
 
 export { BOOLEAN_SPELLINGS }
@@ -137,11 +138,12 @@ function buildListQuerySchema (table: Table, options: ListQueryOptions): TObject
     __readable: readable(),
     __range_header: Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
       'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
-    __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` })),
+    __range_header_name: Type.Optional(Type.String({ ...NO_NUL, description: `The \`<name>\` of Content-Range; default ${table.name}.` })),
     ...embedControlProperties(fields, options.maxEmbedRows)
   })
   if (table.search !== null) {
     properties.__search = Type.Optional(Type.String({
+      ...NO_NUL,
       description: `Full-text search of ${table.search.columns.join(', ')} (PostgreSQL websearch syntax: words, "phrases", -excluded, or); without __order, the most relevant rows first.`
     }))
   }
@@ -177,7 +179,7 @@ export function singleQuerySchema (table: Table, options: SingleQueryOptions): T
  */
 export function idsQuerySchema (maxPageSize: number): TObject {
   return Type.Object({
-    search: Type.Optional(Type.String({ description: 'Case-insensitive substring of the readable representation.' })),
+    search: Type.Optional(Type.String({ ...NO_NUL, description: 'Case-insensitive substring of the readable representation.' })),
     limit: Type.Optional(Type.Integer({ minimum: 0, maximum: maxPageSize, description: `At most this many ids, 0 to ${maxPageSize}; default ${maxPageSize}.` })),
     offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Skip this many ids; default 0.' }))
   }, { additionalProperties: false })

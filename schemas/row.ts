@@ -39,7 +39,7 @@ export function withOpenApiRules<T extends object> (schema: T, rules: Record<str
 }
 
 /** PostgreSQL text cannot hold U+0000 (lib/values/limits.ts). */
-const NO_NUL = { pattern: '^[^\\u0000]*$' }
+export const NO_NUL = { pattern: '^[^\\u0000]*$' }
 /** The largest float a `real` holds; a non-zero one that rounds to 0 is refused too (lib/values/limits.ts). */
 const REAL_MAX = 3.4028234663852886e38
 

@@ -256,7 +256,7 @@ t.test('the query strings of GET /{id}/ and /ids/', async (t) => {
   t.strictSame(single.get('__visible_fields')!.schema.anyOf[1].items.enum, ['id', 'name', 'rating', 'director', 'director.id', 'director.name', 'director.born', 'tags', 'released'])
   const ids = queryParameters(t, doc.paths['/api/directors/ids/'].get)
   t.strictSame([...ids.entries()].map(([name, p]) => [name, p.schema]), [
-    ['search', { type: 'string' }],
+    ['search', { type: 'string', pattern: '^[^\\u0000]*$' }],
     // The bounds the server holds them to (a 400 past them): maxPageSize (1000) and a 32-bit offset.
     ['limit', { type: 'integer', minimum: 0, maximum: 1000 }],
     ['offset', { type: 'integer', minimum: 0, maximum: 2147483647 }]

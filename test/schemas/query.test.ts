@@ -105,7 +105,8 @@ t.test('listQuerySchema: every filter and control parameter', async (t) => {
       __page_size: { minimum: 1, maximum: 500, description: 'Rows per page, 1 to 500; default 20.', type: 'integer' },
       __readable: readable,
       __range_header: { type: 'string', enum: BOOLEANS, description: 'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.' },
-      __range_header_name: { description: 'The `<name>` of Content-Range; default item.', type: 'string' }
+      // No NUL, which the server refuses (as in text filters).
+      __range_header_name: { description: 'The `<name>` of Content-Range; default item.', type: 'string', pattern: '^[^\\u0000]*$' }
     }
   })
 })
@@ -139,7 +140,7 @@ t.test('singleQuerySchema, idsQuerySchema', async (t) => {
     additionalProperties: false,
     type: 'object',
     properties: {
-      search: { description: 'Case-insensitive substring of the readable representation.', type: 'string' },
+      search: { description: 'Case-insensitive substring of the readable representation.', type: 'string', pattern: '^[^\\u0000]*$' },
       limit: { minimum: 0, maximum: 20, description: 'At most this many ids, 0 to 20; default 20.', type: 'integer' },
       offset: { minimum: 0, maximum: 2147483647, description: 'Skip this many ids; default 0.', type: 'integer' }
     }
