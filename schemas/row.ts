@@ -5,7 +5,7 @@ import { fieldPaths, visibleRelation } from '../lib/query/fields.js'
 import { relationsOf } from '../lib/table/relations.js'
 import { typeDefault } from '../lib/table/defaults.js'
 import { BIGINT_PATTERN, typeOf } from '../lib/table/column-types.js'
-import { DECIMAL_TEXT, INTERVAL_IN, TIME_IN, TIMESTAMP_IN } from '../lib/values/index.js'
+import { DECIMAL_TEXT, INTERVAL_IN, TIME_IN, TIMESTAMP_IN, UUID_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
 
@@ -74,11 +74,13 @@ const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchem
   timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' }),
   // Read by these patterns alone (lib/values): what the document takes, the server takes.
   time: (_column, schema) => withOpenApiRules(schema, { pattern: TIME_IN.source }),
-  interval: (_column, schema) => withOpenApiRules(schema, { pattern: INTERVAL_IN.source })
+  interval: (_column, schema) => withOpenApiRules(schema, { pattern: INTERVAL_IN.source }),
+  // `format: uuid` alone: validators (ajv-formats) take a `urn:uuid:` prefix the server refuses.
+  uuid: (_column, schema) => withOpenApiRules(schema, { pattern: UUID_IN.source })
 }
 
 /** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
-const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'time', 'interval'])
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'uuid', 'time', 'interval'])
 
 /** A schema with its rules for the document written in (`OPENAPI_RULES`), a union's branches' too. */
 function rulesWrittenIn (schema: TSchema): TSchema {

@@ -583,7 +583,8 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
     note: column.text({ null: true }),
     clock: column.time({ null: true }),
     span: column.interval({ null: true }),
-    big: column.bigInt({ null: true })
+    big: column.bigInt({ null: true }),
+    token: column.uuid({ null: true })
   })
   const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
   t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
@@ -616,6 +617,10 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   for (const value of ['P', 'PT', 'Widget', '1 day', '']) t.notOk(new RegExp(span!.pattern, 'u').test(value), value)
   // A BigInt: an exact JSON integer, or a string of digits (not any string).
   t.strictSame(rules('big'), [{ minimum: -9007199254740991, maximum: 9007199254740991 }, { pattern: '^[+-]?\\d+$' }, null])
+  // A UUID in its hex form only: `format: uuid` validators may take a `urn:uuid:` prefix, which the server refuses.
+  const [token] = rules('token') as Array<{ pattern: string }>
+  t.ok(new RegExp(token!.pattern).test('A0EEBC99-9c0b-4ef8-bb6d-6bb9bd380a11'))
+  t.notOk(new RegExp(token!.pattern).test('urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'))
 })
 
 t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {
