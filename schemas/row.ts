@@ -76,11 +76,14 @@ const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchem
   time: (_column, schema) => withOpenApiRules(schema, { pattern: TIME_IN.source }),
   interval: (_column, schema) => withOpenApiRules(schema, { pattern: INTERVAL_IN.source }),
   // `format: uuid` alone: validators (ajv-formats) take a `urn:uuid:` prefix the server refuses.
-  uuid: (_column, schema) => withOpenApiRules(schema, { pattern: UUID_IN.source })
+  uuid: (_column, schema) => withOpenApiRules(schema, { pattern: UUID_IN.source }),
+  // RFC 3339 has a year 0 and a leap second (:60), which PostgreSQL and the server refuse.
+  date: (_column, schema) => withOpenApiRules(schema, { pattern: '^(?!0000-)' }),
+  timestamptz: (_column, schema) => withOpenApiRules(schema, { pattern: '^(?!0000-)(?!.{11}\\d{2}:\\d{2}:60)' })
 }
 
 /** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
-const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'uuid', 'time', 'interval'])
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'uuid', 'date', 'time', 'timestamptz', 'interval'])
 
 /** A schema with its rules for the document written in (`OPENAPI_RULES`), a union's branches' too. */
 function rulesWrittenIn (schema: TSchema): TSchema {

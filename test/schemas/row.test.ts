@@ -567,7 +567,7 @@ t.test('filterValueSchema: one filter value, typed as its column, a choice among
   t.strictSame(value('stars'), { ...INT, enum: [1, 2] })
   t.strictSame(value('moods'), { enum: ['calm'], type: 'string' }, "an array: its element's")
   t.strictSame(value('mail'), { type: 'string', pattern: '^[^\\u0000]*$' }, 'text compared as __match says is any text but NUL, not null')
-  t.strictSame(value('day'), { format: 'date', type: 'string' })
+  t.strictSame(value('day'), { format: 'date', type: 'string', pattern: '^(?!0000-)' }, 'a date: no year 0')
 })
 
 t.test('OPENAPI_RULES: what the server checks in code, stated for the document only', async (t) => {
@@ -584,7 +584,9 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
     clock: column.time({ null: true }),
     span: column.interval({ null: true }),
     big: column.bigInt({ null: true }),
-    token: column.uuid({ null: true })
+    token: column.uuid({ null: true }),
+    day: column.date({ null: true }),
+    zoned: column.timestamptz({ null: true })
   })
   const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
   t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
@@ -621,6 +623,13 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   const [token] = rules('token') as Array<{ pattern: string }>
   t.ok(new RegExp(token!.pattern).test('A0EEBC99-9c0b-4ef8-bb6d-6bb9bd380a11'))
   t.notOk(new RegExp(token!.pattern).test('urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'))
+  // RFC 3339 (format date, date-time) has a year 0 and a leap second; PostgreSQL and the server have neither.
+  const [day] = rules('day') as Array<{ pattern: string }>
+  t.ok(new RegExp(day!.pattern).test('0001-01-01'))
+  t.notOk(new RegExp(day!.pattern).test('0000-01-01'))
+  const [zoned] = rules('zoned') as Array<{ pattern: string }>
+  for (const value of ['0001-01-01T00:00:00Z', '2016-12-31T23:59:59.5+01:00']) t.ok(new RegExp(zoned!.pattern).test(value), value)
+  for (const value of ['0000-01-01T00:00:00Z', '2016-12-31T23:59:60Z', '2016-12-31t23:59:60z']) t.notOk(new RegExp(zoned!.pattern).test(value), value)
 })
 
 t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {
