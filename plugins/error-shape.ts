@@ -68,12 +68,21 @@ function installClientErrors (fastify: FastifyInstance): void {
  */
 const errorShapePlugin: FastifyPluginAsync = async function errorShape (fastify) {
   if (fastify.errorHandler.name === FASTIFY_ERROR_HANDLER) fastify.setErrorHandler(errorHandler)
-  try {
-    fastify.setNotFoundHandler(async (request, reply) => sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url.split('?')[0])))
-  } catch (error) {
-    // The integrator set their own not-found handler here first: it stays.
-    if (!/^Not found handler already set/.test((error as Error).message)) throw error
-  }
+  const notFound = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> =>
+    sendError(reply, new TABLECRUD_ERR_ROUTE_NOT_FOUND(request.method, request.url.split('?')[0]))
+  // Set from a child context, whose onRequest hook answers before a body is parsed (SPEC §6.14:
+  // the route before the body), so a PATCH to no route with a malformed body is a 404, not a
+  // 400. The child has no routes: its hook runs for the not-found answer only.
+  await fastify.register(async (child) => {
+    try {
+      child.setNotFoundHandler(notFound)
+    } catch (error) {
+      // The integrator set their own not-found handler here first: it stays.
+      if (!/^Not found handler already set/.test((error as Error).message)) throw error
+      return
+    }
+    child.addHook('onRequest', notFound)
+  })
   installClientErrors(fastify)
 }
 

@@ -5,12 +5,13 @@ import { perTable } from '../lib/table/per-table.js'
 import { embedPaths } from '../lib/query/embed.js'
 import { fieldPaths, isText, MATCH_TYPES, operatorsFor, type FieldPath } from '../lib/query/fields.js'
 import { OPERATORS } from '../lib/table/operators.js'
-import { BOOLEAN_SPELLINGS } from '../lib/values/index.js'
-import { filterValueSchema } from './row.js'
+import { BOOLEAN_SPELLINGS, INT32_MAX } from '../lib/values/index.js'
+import { filterValueSchema, NO_NUL } from './row.js'
 
 /*
  * Documentation only: the plugin parses query strings itself (unknown keys, repeats, case-free
  * booleans), so these schemas describe the parameters for OpenAPI without validating them.
+ * A text the parser refuses NUL in says so (`NO_NUL`).
  */
 
 export { BOOLEAN_SPELLINGS }
@@ -130,18 +131,19 @@ function buildListQuerySchema (table: Table, options: ListQueryOptions): TObject
       description: `Comma-separated fields to sort by, or the parameter repeated; a - prefix sorts descending. Default: -${table.primaryKey.name}.`
     })),
     __visible_fields: visibleFields(names),
-    __page: Type.Optional(Type.Integer({ minimum: 1, description: 'Page number, from 1; default 1.' })),
+    __page: Type.Optional(Type.Integer({ minimum: 1, maximum: INT32_MAX, description: 'Page number, from 1; default 1.' })),
     __page_size: Type.Optional(Type.Integer({
       minimum: 1, maximum: options.maxPageSize, description: `Rows per page, 1 to ${options.maxPageSize}${pageSize}.`
     })),
     __readable: readable(),
     __range_header: Type.Optional(stringEnum(BOOLEAN_SPELLINGS,
       'Send `Content-Range: <name> <first>-<last>/<total>`. Any case.')),
-    __range_header_name: Type.Optional(Type.String({ description: `The \`<name>\` of Content-Range; default ${table.name}.` })),
+    __range_header_name: Type.Optional(Type.String({ ...NO_NUL, description: `The \`<name>\` of Content-Range; default ${table.name}.` })),
     ...embedControlProperties(fields, options.maxEmbedRows)
   })
   if (table.search !== null) {
     properties.__search = Type.Optional(Type.String({
+      ...NO_NUL,
       description: `Full-text search of ${table.search.columns.join(', ')} (PostgreSQL websearch syntax: words, "phrases", -excluded, or); without __order, the most relevant rows first.`
     }))
   }
@@ -171,12 +173,15 @@ export function singleQuerySchema (table: Table, options: SingleQueryOptions): T
   return Type.Object({ __visible_fields: visibleFields(fields.map((f) => f.name)), __readable: readable(), ...embedControlProperties(fields, options.maxEmbedRows) })
 }
 
-/** The query string of GET `/ids/` (SPEC §2.8, §6.12). */
-export function idsQuerySchema (): TObject {
+/**
+ * The query string of GET `/ids/` (SPEC §2.8, §6.12), with the bounds the parser holds `limit`
+ * and `offset` to (a 400 past them): the mount's `maxPageSize`, and a 32-bit offset.
+ */
+export function idsQuerySchema (maxPageSize: number): TObject {
   return Type.Object({
-    search: Type.Optional(Type.String({ description: 'Case-insensitive substring of the readable representation.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 0, description: 'At most this many ids; default the maximum page size.' })),
-    offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Skip this many ids; default 0.' }))
+    search: Type.Optional(Type.String({ ...NO_NUL, description: 'Case-insensitive substring of the readable representation.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 0, maximum: maxPageSize, description: `At most this many ids, 0 to ${maxPageSize}; default ${maxPageSize}.` })),
+    offset: Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description: 'Skip this many ids; default 0.' }))
   }, { additionalProperties: false })
 }
 

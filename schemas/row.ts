@@ -4,8 +4,8 @@ import { targetOf, visibleColumns, type Table, type TableColumn } from '../lib/t
 import { fieldPaths, visibleRelation } from '../lib/query/fields.js'
 import { relationsOf } from '../lib/table/relations.js'
 import { typeDefault } from '../lib/table/defaults.js'
-import { typeOf } from '../lib/table/column-types.js'
-import { DECIMAL_TEXT, TIMESTAMP_IN } from '../lib/values/index.js'
+import { BIGINT_PATTERN, typeOf } from '../lib/table/column-types.js'
+import { DECIMAL_TEXT, INTERVAL_IN, TIME_IN, TIMESTAMP_IN, UUID_IN } from '../lib/values/index.js'
 
 export type Mode = 'in' | 'out'
 
@@ -39,7 +39,7 @@ export function withOpenApiRules<T extends object> (schema: T, rules: Record<str
 }
 
 /** PostgreSQL text cannot hold U+0000 (lib/values/limits.ts). */
-const NO_NUL = { pattern: '^[^\\u0000]*$' }
+export const NO_NUL = { pattern: '^[^\\u0000]*$' }
 /** The largest float a `real` holds; a non-zero one that rounds to 0 is refused too (lib/values/limits.ts). */
 const REAL_MAX = 3.4028234663852886e38
 
@@ -56,14 +56,40 @@ function numericRules (column: ColumnSpec, schema: TSchema): TSchema {
   return { ...schema, anyOf: [withOpenApiRules(number!, { ...bounds, description }), withOpenApiRules(text!, { pattern: digits, description })] }
 }
 
+/** A BigInt body value: a JSON integer while it is exact, else a string of digits (64 bits, checked in code). */
+function bigIntRules (_column: ColumnSpec, schema: TSchema): TSchema {
+  const [number, text] = (schema as TUnion).anyOf
+  const exact = { minimum: -Number.MAX_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }
+  return { ...schema, anyOf: [withOpenApiRules(number!, exact), withOpenApiRules(text!, { pattern: BIGINT_PATTERN })] }
+}
+
 /** The rules of each column type's body values that only the document states (`OPENAPI_RULES`). */
 const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchema) => TSchema>> = {
   numeric: numericRules,
+  bigInt: bigIntRules,
   real: (_column, schema) => withOpenApiRules(schema, { minimum: -REAL_MAX, maximum: REAL_MAX, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }),
   varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   email: (_column, schema) => withOpenApiRules(schema, NO_NUL),
-  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' })
+  timestamp: (_column, schema) => withOpenApiRules(schema, { description: 'An ISO 8601 date or date-time of a day that exists: 2023-02-30 is a 400.' }),
+  // Read by these patterns alone (lib/values): what the document takes, the server takes.
+  time: (_column, schema) => withOpenApiRules(schema, { pattern: TIME_IN.source }),
+  interval: (_column, schema) => withOpenApiRules(schema, { pattern: INTERVAL_IN.source }),
+  // `format: uuid` alone: validators (ajv-formats) take a `urn:uuid:` prefix the server refuses.
+  uuid: (_column, schema) => withOpenApiRules(schema, { pattern: UUID_IN.source }),
+  // RFC 3339 has a year 0 and a leap second (:60), which PostgreSQL and the server refuse.
+  date: (_column, schema) => withOpenApiRules(schema, { pattern: '^(?!0000-)' }),
+  timestamptz: (_column, schema) => withOpenApiRules(schema, { pattern: '^(?!0000-)(?!.{11}\\d{2}:\\d{2}:60)' })
+}
+
+/** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'uuid', 'date', 'time', 'timestamptz', 'interval'])
+
+/** A schema with its rules for the document written in (`OPENAPI_RULES`), a union's branches' too. */
+function rulesWrittenIn (schema: TSchema): TSchema {
+  const rules = (schema as { [OPENAPI_RULES]?: object })[OPENAPI_RULES]
+  const own = KindGuard.IsUnion(schema) ? { ...schema, anyOf: schema.anyOf.map(rulesWrittenIn) } : schema
+  return rules === undefined ? own : { ...own, ...rules }
 }
 
 /** Choices given on an array column constrain its innermost elements. */
@@ -98,13 +124,18 @@ function nullable (column: ColumnSpec, schema: TSchema, mode: Mode): TSchema {
 /**
  * One value of a filter on `column`, as a query string carries it (SPEC §2.2, §2.3), for
  * OpenAPI: the body value's schema without null (the text `null` is a string), an array's
- * innermost element, a choice among `choices`. Text compared as `__match` says is any text.
+ * innermost element, a choice among `choices`. Text compared as `__match` says is any text
+ * without NUL.
  */
 export function filterValueSchema (table: Table, column: ColumnSpec): TSchema {
   const scalar = scalarOf(column)
   const choices = scalar.choices ?? column.choices
-  if (typeOf(scalar).matches) return withChoices(Type.String(), choices, 'in')
-  return bareSchema(table, scalar, 'in', choices)
+  // Any text but NUL, which the server refuses in a filter too; or one of the choices.
+  if (typeOf(scalar).matches) return choices === null ? Type.String(NO_NUL) : withChoices(Type.String(), choices, 'in')
+  const schema = bareSchema(table, scalar, 'in', choices)
+  // The query's schemas are the document's only (the parser validates), so a rule that reads
+  // filter values as it reads bodies is written in.
+  return FILTER_RULES.has(scalar.type) ? rulesWrittenIn(schema) : schema
 }
 
 /** One column's value on the wire (SPEC §2.2); `in` validates request bodies, `out` serialises rows. */

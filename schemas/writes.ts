@@ -25,7 +25,7 @@ export function createQuerySchema (targets: readonly string[]): TObject {
   return Type.Object({
     __on_conflict: Type.Optional(Type.String({
       enum: [...targets],
-      description: 'Upsert: insert, or update the row that has the same value in this column (the primary key or a unique column): 201 with Location when inserted, 200 when updated; an array body answers 200 `{"rows": [...]}`. Only the columns the body gives (and those a preSave hook changes) are updated.'
+      description: 'Upsert: insert, or update the row that has the same value in this column (the primary key or a unique column): 201 with Location when inserted, 200 when updated; an array body answers 200 `{"rows": [...]}`. Only the columns the body gives (and those a preSave hook changes) are updated. In an array, two elements with the same value in this column are a 400: one statement cannot update a row twice.'
     }))
   }, { style: 'form', explode: true })
 }

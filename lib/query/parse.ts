@@ -15,7 +15,7 @@ import { parseTrees } from './tree.js'
 import { NO_SCOPES, type Scopes } from './scope.js'
 import { isSearch, parseSearch, searchFields } from './search.js'
 import { visibleColumns, type Table } from '../table/table.js'
-import { parseBoolean, parseInteger } from '../values/index.js'
+import { INT32_MAX, parseBoolean, parseInteger } from '../values/index.js'
 import { fieldPaths, isText, OPERATOR_NAMES, operatorsFor, type FieldPath, type MatchType, type Operator } from './fields.js'
 
 /** What Fastify's query-string parser gives: repeated keys become arrays. */
@@ -302,7 +302,7 @@ export function parseListQuery (ctx: QueryContext, raw: RawQuery): ListQuery {
     embeds: parseEmbedControls(ctx, raw),
     fields: parseFields(ctx, own(raw, '__visible_fields')),
     readable: flag('__readable', own(raw, '__readable')),
-    page: positive('__page', own(raw, '__page'), 1, 2147483647),
+    page: positive('__page', own(raw, '__page'), 1, INT32_MAX),
     pageSize: positive('__page_size', own(raw, '__page_size'), ctx.pageSize, ctx.maxPageSize),
     rangeHeader: flag('__range_header', own(raw, '__range_header')),
     rangeHeaderName
@@ -370,7 +370,7 @@ export function parseIdsQuery (ctx: QueryContext, raw: RawQuery): IdsQuery {
   return {
     search: search === undefined || search === '' ? null : search,
     limit: count('limit', ctx.maxPageSize, ctx.maxPageSize),
-    offset: count('offset', 0, 2147483647)
+    offset: count('offset', 0, INT32_MAX)
   }
 }
 

@@ -264,7 +264,7 @@ function clock ({ sql, parse, expected, form, schemaIn, sqlNow, now, wire, read 
     read
   }
 }
-const BIGINT_PATTERN = '^[+-]?\\d+$'
+export const BIGINT_PATTERN = '^[+-]?\\d+$'
 
 export const COLUMN_TYPES = {
   serial: {

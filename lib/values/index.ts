@@ -8,7 +8,8 @@ export class ValueError extends Error {}
 
 const INT = /^[+-]?\d+$/
 const INT32_MIN = -2147483648
-const INT32_MAX = 2147483647
+/** The largest 32-bit integer: the bound of a page number and an offset, which PostgreSQL takes as int4. */
+export const INT32_MAX = 2147483647
 
 /** A 32-bit integer from a query string or path (digits, optional sign). */
 export function parseInteger (text: string): number | undefined {

@@ -37,7 +37,7 @@ export function helperRoutes (c: CrudContext, onlyMethods: OnlyMethods): void {
   route<{ Querystring: IdsQuery }>(fastify, {
     method: 'GET',
     url: '/ids/',
-    schema: c.routeSchema('getIds', 'ids', [400, 503], { summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(), response: { 200: IDS } }),
+    schema: c.routeSchema('getIds', 'ids', [400, 503], { summary: `Ids and readable names of ${table.name} rows`, querystring: idsQuerySchema(c.options.maxPageSize), response: { 200: IDS } }),
     validatorCompiler: compilers(c.ajv, (raw) => parseIdsQuery(ctx, raw)),
     handler: async (request) => {
       await c.validate('getIds', request)

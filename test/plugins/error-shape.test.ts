@@ -60,6 +60,17 @@ t.test('a path no route has: 404 in the shape, nested contexts included', async 
   t.equal((await app.inject('/nested/here')).statusCode, 200)
 })
 
+t.test('a path no route has, with a body that does not parse: still the 404, before the body is read', async (t) => {
+  const app = await build(t)
+  for (const [type, payload] of [['application/json', '{"name": '], ['text/plain', 'x'], ['application/json', '{}']]) {
+    for (const url of ['/nope/', '/nested/nope']) {
+      const res = await app.inject({ method: 'PATCH', url, payload, headers: { 'content-type': type } })
+      t.equal(res.statusCode, 404, `${url} ${type} ${payload}`)
+      t.equal(res.json().code, 'TABLECRUD_ERR_ROUTE_NOT_FOUND')
+    }
+  }
+})
+
 t.test('a body over the limit: 413 in the shape', async (t) => {
   const app = await build(t)
   const res = await app.inject({ method: 'POST', url: '/small', payload: { name: 'far too long for ten bytes' } })
@@ -193,7 +204,9 @@ t.test('handlers the integrator set first are kept', async (t) => {
 })
 
 t.test('an error other than "already set" from setNotFoundHandler is not swallowed', async (t) => {
-  const fake = { errorHandler: { name: 'mine' }, setNotFoundHandler: () => { throw new Error('Cannot call "setNotFoundHandler" when fastify instance is already started!') } }
+  // The handler is set from a child context of the instance: the fake is its own child.
+  const fake: Record<string, unknown> = { errorHandler: { name: 'mine' }, setNotFoundHandler: () => { throw new Error('Cannot call "setNotFoundHandler" when fastify instance is already started!') } }
+  fake.register = async (plugin: (child: unknown) => Promise<void>) => await plugin(fake)
   await t.rejects((errorShape as unknown as (f: unknown, o: unknown) => Promise<void>)(fake, {}), /already started/)
   t.equal(new TABLECRUD_ERR_ROUTE_NOT_FOUND('GET', '/').statusCode, 404)
 })

@@ -39,6 +39,8 @@ t.test('POST / documents __on_conflict with the column sets it takes, and the 20
   const parameter = post.parameters.find((p: Doc) => p.name === '__on_conflict')
   t.match(parameter, { in: 'query', required: false, schema: { type: 'string', enum: ['name'] } })
   t.match(parameter.description, /Upsert/)
+  // A rule JSON Schema cannot state, said in words: the server refuses it with a 400.
+  t.match(parameter.description, /In an array, two elements with the same value in this column are a 400/)
   t.strictSame(post.responses['200'].content['application/json'].schema, { anyOf: [$ref('OwMakerRow'), $ref('OwMakerCreatedList')] })
   t.notOk('patch' in doc.paths['/makers/'], 'no PATCH / unless allowBulkUpdate')
   const none = await documentOf({}, bare)

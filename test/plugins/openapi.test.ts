@@ -228,16 +228,18 @@ t.test('the filters of GET /, /count/ and DELETE /: operators and match types as
       if (text.includes(name)) t.strictSame(parameters.get(`${name}__match`)!.schema, { type: 'string', enum: [...MATCH_TYPES] }, `${name}__match`)
     }
     // Each filter a list of its column's values, written exploded (issue 30).
-    t.strictSame(parameters.get('tags')?.schema ?? { type: 'array', items: { type: 'string' } },
-      { type: 'array', items: { type: 'string' } }, 'an array filter may be repeated')
-    t.strictSame(parameters.get('name')!.schema, { type: 'array', items: { type: 'string' } }, 'repeated with in and not_in')
+    // Text: anything but NUL, which the server refuses.
+    const textValue = { type: 'string', pattern: '^[^\\u0000]*$' }
+    t.strictSame(parameters.get('tags')?.schema ?? { type: 'array', items: textValue },
+      { type: 'array', items: textValue }, 'an array filter may be repeated')
+    t.strictSame(parameters.get('name')!.schema, { type: 'array', items: textValue }, 'repeated with in and not_in')
     t.strictSame(parameters.get('id')!.schema, { type: 'array', items: { type: 'integer', minimum: -2147483648, maximum: 2147483647 } }, 'typed as the column')
     t.equal(parameters.get('id')!.explode, true)
     t.equal(parameters.get('id')!.style, 'form')
     t.strictSame(parameters.get('__visible_fields')!.schema, {
       anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string', enum: fields, description: 'A field name.' } }]
     })
-    t.strictSame(parameters.get('__page')!.schema, { type: 'integer', minimum: 1 })
+    t.strictSame(parameters.get('__page')!.schema, { type: 'integer', minimum: 1, maximum: 2147483647 }, '__page to the int32 bound the server holds it to')
     t.strictSame(parameters.get('__page_size')!.schema, { type: 'integer', minimum: 1, maximum: page })
     t.strictSame(parameters.get('__readable')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
     t.strictSame(parameters.get('__range_header')!.schema, { type: 'string', enum: [...BOOLEAN_SPELLINGS] })
@@ -254,9 +256,10 @@ t.test('the query strings of GET /{id}/ and /ids/', async (t) => {
   t.strictSame(single.get('__visible_fields')!.schema.anyOf[1].items.enum, ['id', 'name', 'rating', 'director', 'director.id', 'director.name', 'director.born', 'tags', 'released'])
   const ids = queryParameters(t, doc.paths['/api/directors/ids/'].get)
   t.strictSame([...ids.entries()].map(([name, p]) => [name, p.schema]), [
-    ['search', { type: 'string' }],
-    ['limit', { type: 'integer', minimum: 0 }],
-    ['offset', { type: 'integer', minimum: 0 }]
+    ['search', { type: 'string', pattern: '^[^\\u0000]*$' }],
+    // The bounds the server holds them to (a 400 past them): maxPageSize (1000) and a 32-bit offset.
+    ['limit', { type: 'integer', minimum: 0, maximum: 1000 }],
+    ['offset', { type: 'integer', minimum: 0, maximum: 2147483647 }]
   ])
   for (const path of ['/api/directors/new/', '/api/directors/schema/', '/api/directors/references/']) {
     t.equal(doc.paths[path].get.parameters, undefined, `${path} takes no parameters`)

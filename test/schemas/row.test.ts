@@ -566,8 +566,8 @@ t.test('filterValueSchema: one filter value, typed as its column, a choice among
   t.strictSame(value('genre'), { enum: ['drama', 'sci_fi'], type: 'string' }, 'text with choices: one of them')
   t.strictSame(value('stars'), { ...INT, enum: [1, 2] })
   t.strictSame(value('moods'), { enum: ['calm'], type: 'string' }, "an array: its element's")
-  t.strictSame(value('mail'), { type: 'string' }, 'text compared as __match says is any text, not null')
-  t.strictSame(value('day'), { format: 'date', type: 'string' })
+  t.strictSame(value('mail'), { type: 'string', pattern: '^[^\\u0000]*$' }, 'text compared as __match says is any text but NUL, not null')
+  t.strictSame(value('day'), { format: 'date', type: 'string', pattern: '^(?!0000-)' }, 'a date: no year 0')
 })
 
 t.test('OPENAPI_RULES: what the server checks in code, stated for the document only', async (t) => {
@@ -580,7 +580,13 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
     owner: column.foreignKey(movie, { null: false }),
     mail: column.email(),
     kind: column.varchar({ length: 5, choices: { a: 'a' } }),
-    note: column.text({ null: true })
+    note: column.text({ null: true }),
+    clock: column.time({ null: true }),
+    span: column.interval({ null: true }),
+    big: column.bigInt({ null: true }),
+    token: column.uuid({ null: true }),
+    day: column.date({ null: true }),
+    zoned: column.timestamptz({ null: true })
   })
   const create = createSchema(priced) as TSchema & { [OPENAPI_RULES]?: { required: string[] } }
   t.notOk('required' in plain(create), 'the validating schema requires nothing: a left-out column is the database\'s 422 (SPEC §6.2)')
@@ -604,6 +610,26 @@ t.test('OPENAPI_RULES: what the server checks in code, stated for the document o
   t.ok(noNul.test('text') && !noNul.test('a\0b'), 'the pattern refuses NUL')
   t.strictSame(rules('note'), [{ pattern: '^[^\\u0000]*$' }, null])
   t.match(rules('at'), [{ description: /a day that exists/ }])
+  // A time and an interval are read by a pattern alone (lib/values): a value the document takes, the server takes.
+  const [clock] = rules('clock') as Array<{ pattern: string }>
+  for (const value of ['00:00:00', '23:59:59.123456', '12:30:00.5']) t.ok(new RegExp(clock!.pattern, 'u').test(value), value)
+  for (const value of ['24:00:00', '12:30', '12:30:00Z', 'a', '']) t.notOk(new RegExp(clock!.pattern, 'u').test(value), value)
+  const [span] = rules('span') as Array<{ pattern: string }>
+  for (const value of ['P1D', 'PT2H', 'P1Y2M3DT4H5M6.5S', 'P-1D']) t.ok(new RegExp(span!.pattern, 'u').test(value), value)
+  for (const value of ['P', 'PT', 'Widget', '1 day', '']) t.notOk(new RegExp(span!.pattern, 'u').test(value), value)
+  // A BigInt: an exact JSON integer, or a string of digits (not any string).
+  t.strictSame(rules('big'), [{ minimum: -9007199254740991, maximum: 9007199254740991 }, { pattern: '^[+-]?\\d+$' }, null])
+  // A UUID in its hex form only: `format: uuid` validators may take a `urn:uuid:` prefix, which the server refuses.
+  const [token] = rules('token') as Array<{ pattern: string }>
+  t.ok(new RegExp(token!.pattern).test('A0EEBC99-9c0b-4ef8-bb6d-6bb9bd380a11'))
+  t.notOk(new RegExp(token!.pattern).test('urn:uuid:a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'))
+  // RFC 3339 (format date, date-time) has a year 0 and a leap second; PostgreSQL and the server have neither.
+  const [day] = rules('day') as Array<{ pattern: string }>
+  t.ok(new RegExp(day!.pattern).test('0001-01-01'))
+  t.notOk(new RegExp(day!.pattern).test('0000-01-01'))
+  const [zoned] = rules('zoned') as Array<{ pattern: string }>
+  for (const value of ['0001-01-01T00:00:00Z', '2016-12-31T23:59:59.5+01:00']) t.ok(new RegExp(zoned!.pattern).test(value), value)
+  for (const value of ['0000-01-01T00:00:00Z', '2016-12-31T23:59:60Z', '2016-12-31t23:59:60z']) t.notOk(new RegExp(zoned!.pattern).test(value), value)
 })
 
 t.test('examples the API accepts, for Swagger UI\'s "Try it out": a column\'s own, else one per type where the generated one is refused', async (t) => {

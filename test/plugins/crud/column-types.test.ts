@@ -499,10 +499,18 @@ t.test('OpenAPI: a valid document, each type its parameters and schemas', async 
   t.equal(params.get('token').description, `Filter on token: a UUID.${once('token')}`)
   t.equal(params.get('at').description, `Filter on at: a time, HH:MM:SS[.ffffff].${once('at')}`)
   // Each filter typed as its column's values, repeatable (issue 30): a list, written exploded.
-  t.strictSame(params.get('stamp').schema, { type: 'array', items: { format: 'date-time', type: 'string' } })
-  t.strictSame(params.get('days').schema, { type: 'array', items: { format: 'date', type: 'string' } })
-  t.strictSame(params.get('token').schema, { type: 'array', items: { format: 'uuid', type: 'string' } })
+  // Beside the format, no year 0 nor leap second, which RFC 3339 has and the server refuses.
+  t.strictSame(params.get('stamp').schema, { type: 'array', items: { format: 'date-time', type: 'string', pattern: '^(?!0000-)(?!.{11}\\d{2}:\\d{2}:60)' } })
+  t.strictSame(params.get('days').schema, { type: 'array', items: { format: 'date', type: 'string', pattern: '^(?!0000-)' } })
+  t.strictSame(params.get('token').schema, { type: 'array', items: { format: 'uuid', type: 'string', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } }, 'the hex form only: no urn:uuid: prefix')
   t.equal(params.get('token').explode, true)
+  // A time and an interval: the pattern the server reads them by, on the filter as on the body.
+  t.match(params.get('at').schema, { type: 'array', items: { type: 'string', pattern: /^\^/ } })
+  t.match(params.get('span').schema, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
+  t.match(doc.components.schemas.CtThingIn.properties.spans, { type: 'array', items: { type: 'string', pattern: /^\^P/ } })
+  // A BigInt: an exact integer or a string of digits, on the filter as on the body.
+  t.match(params.get('big').schema, { items: { anyOf: [{ type: 'integer', maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[+-]?\\d+$' }] } })
+  t.match(doc.components.schemas.CtThingIn.properties.big, { anyOf: [{ type: 'integer', maximum: Number.MAX_SAFE_INTEGER }, { type: 'string', pattern: '^[+-]?\\d+$' }] })
   const row = doc.components.schemas.CtThingRow.properties
   t.strictSame(row.big, { type: 'string' }, 'BigInt out is a string')
   t.strictSame(row.data, { anyOf: [{}, { type: 'null' }] }, 'JSONB out is any JSON value')
