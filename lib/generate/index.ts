@@ -1,4 +1,4 @@
-import type { DbColumn, DbSchema, DbTable } from '../db/introspect.js'
+import type { DbColumn, DbForeignKey, DbSchema, DbTable } from '../db/introspect.js'
 import { typeOf } from '../table/column-types.js'
 import { columnProblem, hasBlank, listItems, mapDefault, mapType, spec, valueOf, type MappedColumn, type Outcome } from './columns.js'
 import { typeScript, variableName, writeColumn, type WrittenColumn } from './write.js'
@@ -48,24 +48,68 @@ export function checkChoices (definition: string): { column: string, items: Arra
   return items === undefined ? null : { column: m[1]!.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'), items }
 }
 
-interface Context { table: DbTable, keys: ReadonlyMap<string, Key>, variables: ReadonlyMap<string, string>, notes: string[], choices: Map<string, Array<string | boolean>>, chosen: Set<string> }
+interface Context {
+  table: DbTable
+  keys: ReadonlyMap<string, Key>
+  variables: ReadonlyMap<string, string>
+  related: ReadonlyMap<DbColumn, string>
+  notes: string[]
+  choices: Map<string, Array<string | boolean>>
+  chosen: Set<string>
+}
 
-/** The foreign key a column is, when its target is written too and it points at that key; else a note. */
-function foreignKeyOf (ctx: Context, column: DbColumn): WrittenColumn['foreignKey'] {
-  const fk = ctx.table.foreignKeys.find((k) => k.columns.length === 1 && k.columns[0] === column.name)
+interface Link { fk: DbForeignKey, target: Key | undefined, why: string | null }
+
+/** The one-column foreign key of a column, its target's key, and why it is not kept (null: it is). */
+function linkOf (keys: ReadonlyMap<string, Key>, table: DbTable, column: DbColumn): Link | undefined {
+  const fk = table.foreignKeys.find((k) => k.columns.length === 1 && k.columns[0] === column.name)
   if (fk === undefined) return undefined
-  const target = fk.table === null ? undefined : ctx.keys.get(fk.table)
+  const target = fk.table === null ? undefined : keys.get(fk.table)
   const why = fk.table === null
     ? 'its table is in another schema'
     : target === undefined
       ? `${fk.table} is not generated`
       : target.column.name !== fk.references[0] ? `it references ${fk.table}.${fk.references[0]!}, not the key` : target.column.type !== column.type ? `its type differs from ${fk.table}'s key (${target.column.type})` : null
-  if (why !== null) {
-    ctx.notes.push(`Column ${ctx.table.name}.${column.name}: its foreign key to ${fk.table ?? 'another schema'} is not kept (${why}); written as a plain column.`)
+  return { fk, target, why }
+}
+
+/**
+ * The \`related\` name of each foreign key whose reverse relation would clash under the default
+ * name, the referencing table's (SPEC §8.1): two from one table to the same table, or one named
+ * like a column of its target (a self-reference named like its table). Each is named
+ * \`<table>_<column>\`, so that the module can be mounted with joins as written.
+ */
+function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key>): Map<DbColumn, string> {
+  const inbound = new Map<string, Array<{ table: DbTable, column: DbColumn }>>()
+  for (const table of tables) {
+    for (const column of table.columns) {
+      if (column.name === table.primaryKey![0] || columnProblem(column) !== null || linkOf(keys, table, column)?.why !== null) continue
+      const target = linkOf(keys, table, column)!.fk.table!
+      inbound.set(target, [...inbound.get(target) ?? [], { table, column }])
+    }
+  }
+  const names = new Map<DbColumn, string>()
+  for (const [target, links] of inbound) {
+    const columns = tables.find((t) => t.name === target)!.columns
+    for (const { table, column } of links) {
+      const clash = links.filter((l) => l.table === table).length > 1 || columns.some((c) => c.name === table.name)
+      if (clash) names.set(column, `${table.name}_${column.name}`)
+    }
+  }
+  return names
+}
+
+/** The foreign key a column is, when its target is written too and it points at that key; else a note. */
+function foreignKeyOf (ctx: Context, column: DbColumn): WrittenColumn['foreignKey'] {
+  const link = linkOf(ctx.keys, ctx.table, column)
+  if (link === undefined) return undefined
+  if (link.why !== null) {
+    ctx.notes.push(`Column ${ctx.table.name}.${column.name}: its foreign key to ${link.fk.table ?? 'another schema'} is not kept (${link.why}); written as a plain column.`)
     return undefined
   }
-  const stringKey = typeOf(spec(target!.mapped)).schema(spec(target!.mapped), 'out').type === 'string'
-  return { variable: ctx.variables.get(fk.table!)!, onDelete: ON_DELETE[fk.onDelete]!, stringKey }
+  const target = link.target!
+  const stringKey = typeOf(spec(target.mapped)).schema(spec(target.mapped), 'out').type === 'string'
+  return { variable: ctx.variables.get(link.fk.table!)!, onDelete: ON_DELETE[link.fk.onDelete]!, stringKey, related: ctx.related.get(column) }
 }
 
 /** The options of a plain (not key, not foreign key) column that come from its constraints and default. */
@@ -162,8 +206,10 @@ export function generateTables (schema: DbSchema): GeneratedTables {
     else notes.push(`${table.kind === 'table' ? 'Table' : table.kind[0]!.toUpperCase() + table.kind.slice(1)} ${table.name}: not generated, ${key.reason}.`)
   }
   const variables = new Map([...keys.keys()].map((name) => [name, variableName(name)]))
-  const tables = schema.tables.filter((t) => keys.has(t.name)).map((table) => {
-    const ctx: Context = { table, keys, variables, notes, choices: choicesOf(table), chosen: new Set() }
+  const written = schema.tables.filter((t) => keys.has(t.name))
+  const related = relatedNames(written, keys)
+  const tables = written.map((table) => {
+    const ctx: Context = { table, keys, variables, related, notes, choices: choicesOf(table), chosen: new Set() }
     const lines = table.columns.map((c) => columnLine(ctx, c)).filter((line) => line !== null)
     constraintNotes(ctx)
     return { name: table.name, variable: variables.get(table.name)!, comment: table.comment, lines }

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkTables, createTables } from '../../lib/db/index.js'
 import type { Table } from '../../lib/table/index.js'
+import { relationsOf } from '../../lib/table/relations.js'
 import { cliHarness } from '../helpers/cli.js'
 import { testDatabase } from '../helpers/db.js'
 import { RENTAL_DROP_SQL, RENTAL_SQL } from '../fixtures/rental-schema.js'
@@ -128,4 +129,26 @@ t.test('generate --out writes a file that must not exist; --schema names the sch
   await sql(async (c) => await c.query('DROP VIEW film_title'))
   const clean = join(dir, 'clean.ts')
   t.same(await cli(['generate', '--out', clean]), { code: 0, stdout: `Wrote 14 tables to ${clean}.\n`, stderr: '' }, 'nothing to note: no notes mentioned')
+})
+
+t.test('foreign keys whose reverse relations would share a name are given related names', async (t) => {
+  // Two keys from film to language, and a self-reference named like its table: under the
+  // default names language had two relations named film, and node one named like its column
+  // node, so the module failed any mount that joins (and, before, any mount at all).
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query(`
+    CREATE TABLE language (id serial PRIMARY KEY, name text);
+    CREATE TABLE film (id serial PRIMARY KEY, language integer REFERENCES language, original integer REFERENCES language, sequel_of integer REFERENCES film);
+    CREATE TABLE node (id serial PRIMARY KEY, node integer REFERENCES node ON DELETE CASCADE)`))
+  const { code, stdout, stderr } = await harness.cli(['generate'])
+  t.same([code, stderr], [0, ''])
+  for (const line of [
+    "  language: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_language' }),",
+    "  original: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_original' }),",
+    "  sequel_of: column.foreignKey((): Table => film, { onDelete: 'no action' })",
+    "  node: column.foreignKey((): Table => node, { related: 'node_node' })"
+  ]) t.ok(stdout.includes(line), line)
+  const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
+  for (const table of tables) t.doesNotThrow(() => relationsOf(table), `${table.name}: its relations have distinct names`)
 })
