@@ -74,10 +74,10 @@ function linkOf (keys: ReadonlyMap<string, Key>, table: DbTable, column: DbColum
 }
 
 /**
- * The \`related\` name of each foreign key whose reverse relation would clash under the default
+ * The `related` name of each foreign key whose reverse relation would clash under the default
  * name, the referencing table's (SPEC §8.1): two from one table to the same table, or one named
  * like a column of its target (a self-reference named like its table). Each is named
- * \`<table>_<column>\`, so that the module can be mounted with joins as written.
+ * `<table>_<column>` (one `_` where that makes two), so that the module can be mounted with joins as written.
  */
 function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key>): Map<DbColumn, string> {
   const inbound = new Map<string, Array<{ table: DbTable, column: DbColumn }>>()
@@ -93,7 +93,8 @@ function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key
     const columns = tables.find((t) => t.name === target)!.columns
     for (const { table, column } of links) {
       const clash = links.filter((l) => l.table === table).length > 1 || columns.some((c) => c.name === table.name)
-      if (clash) names.set(column, `${table.name}_${column.name}`)
+      // A relation name holds no `__` (SPEC §8.1): `_` and `_x` make `_x`, not `__x`.
+      if (clash) names.set(column, `${table.name}_${column.name}`.replaceAll(/_{2,}/g, '_'))
     }
   }
   return names

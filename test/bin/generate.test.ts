@@ -140,14 +140,17 @@ t.test('foreign keys whose reverse relations would share a name are given relate
   await harness.sql(async (c) => await c.query(`
     CREATE TABLE language (id serial PRIMARY KEY, name text);
     CREATE TABLE film (id serial PRIMARY KEY, language integer REFERENCES language, original integer REFERENCES language, sequel_of integer REFERENCES film);
-    CREATE TABLE node (id serial PRIMARY KEY, node integer REFERENCES node ON DELETE CASCADE)`))
+    CREATE TABLE node (id serial PRIMARY KEY, node integer REFERENCES node ON DELETE CASCADE);
+    CREATE TABLE part (part integer PRIMARY KEY, _ integer REFERENCES part ON DELETE CASCADE)`))
   const { code, stdout, stderr } = await harness.cli(['generate'])
   t.same([code, stderr], [0, ''])
   for (const line of [
     "  language: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_language' }),",
     "  original: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_original' }),",
     "  sequel_of: column.foreignKey((): Table => film, { onDelete: 'no action' })",
-    "  node: column.foreignKey((): Table => node, { related: 'node_node' })"
+    "  node: column.foreignKey((): Table => node, { related: 'node_node' })",
+    // Not part__: a relation name holds no __.
+    "  _: column.foreignKey((): Table => part, { related: 'part_' })"
   ]) t.ok(stdout.includes(line), line)
   const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
   for (const table of tables) t.doesNotThrow(() => relationsOf(table), `${table.name}: its relations have distinct names`)
