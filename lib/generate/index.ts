@@ -195,6 +195,14 @@ function choicesOf (table: DbTable): Map<string, Array<string | boolean>> {
 }
 
 /**
+ * A note on one line, as docs/tables.md promises: a control character of a name, a default or
+ * a constraint (a newline, an escape that would drive the terminal) written as JSON escapes it.
+ */
+function oneLine (note: string): string {
+  return note.replaceAll(/[\p{Cc}\u2028\u2029]/gu, (c) => c < ' ' ? JSON.stringify(c).slice(1, -1) : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
  * Table definitions for a schema read by `readSchema`, and the notes of what they leave out.
  * @example const { source, notes } = generateTables(await readSchema(client))
  */
@@ -215,5 +223,5 @@ export function generateTables (schema: DbSchema): GeneratedTables {
     constraintNotes(ctx)
     return { name: table.name, variable: variables.get(table.name)!, comment: table.comment, lines }
   })
-  return { source: typeScript(tables), notes, tables: tables.map((t) => t.name) }
+  return { source: typeScript(tables), notes: notes.map(oneLine), tables: tables.map((t) => t.name) }
 }

@@ -155,3 +155,20 @@ t.test('foreign keys whose reverse relations would share a name are given relate
   const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
   for (const table of tables) t.doesNotThrow(() => relationsOf(table), `${table.name}: its relations have distinct names`)
 })
+
+t.test('each note is one line: control characters of names and defaults are escaped', async (t) => {
+  // A newline in a column name split a note over two lines, and an escape character reached
+  // the terminal as it was.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query(`CREATE TABLE odd (id serial PRIMARY KEY, "new
+line" integer, "esc${'\x1b'}[31m" integer, label text DEFAULT 'a' || E'\\n\\u2028')`))
+  const { code, stderr } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  t.equal(stderr, [
+    'Column odd.new\\nline (integer): not generated, its name is not an identifier a definition takes (letters, digits and _, no __).',
+    'Column odd.esc\\u001b[31m (integer): not generated, its name is not an identifier a definition takes (letters, digits and _, no __).',
+    "Column odd.label: its default is not kept: the default ('a'::text || '\\n\\u2028'::text) is not a constant of its type (a definition's default is a value, or 'now' for the clock types).",
+    ''
+  ].join('\n'))
+})
