@@ -87,6 +87,18 @@ function enumOfChoices (column: TableColumn, have: ColumnFacts | undefined): boo
 /** A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`. */
 const uncast = (text: string | null): string | null => text?.replace(/::[a-z_][\w ]*$/i, '') ?? null
 
+/** A numeric constant (`12.5`, `'-3.10'::numeric`) as its value's text, trailing zeros dropped; null when it is none. */
+function decimal (text: string | null): string | null {
+  const m = /^'?(-?\d+)(?:\.(\d*?)0*)?'?(?:::numeric)?$/.exec(text ?? '')
+  return m === null ? null : `${m[1]!}.${m[2] ?? ''}`
+}
+
+/**
+ * Whether two defaults are one: PostgreSQL keeps a numeric's as written (`DEFAULT 12.5` on a
+ * numeric(6,2)), not at the column's scale as a definition's is written (12.50).
+ */
+const sameDecimal = (want: string | null, have: string | null): boolean => decimal(want) !== null && decimal(want) === decimal(have)
+
 function compareColumn (table: string, name: string, want: ColumnFacts, have: ColumnFacts | undefined): TableProblem[] {
   const where = `Column ${table}.${name}`
   if (have === undefined) {
@@ -100,7 +112,8 @@ function compareColumn (table: string, name: string, want: ColumnFacts, have: Co
   if (want.not_null !== have.not_null) {
     problem('nullability', nullity(want.not_null), nullity(have.not_null), `${where} is ${nullity(have.not_null)} in the database; the definition says ${nullity(want.not_null)}.`)
   }
-  const sameDefault = want.default === have.default || (want.default === 'serial' && SEQUENCE_DEFAULT.test(have.default ?? ''))
+  const sameDefault = want.default === have.default || (want.default === 'serial' && SEQUENCE_DEFAULT.test(have.default ?? '')) ||
+    (want.type.startsWith('numeric') && sameDecimal(want.default, have.default))
   if (!sameDefault) {
     problem('default', want.default, have.default, `${where} has ${show(have.default)} in the database; the definition says ${show(want.default)}.`)
   }
