@@ -73,11 +73,32 @@ function linkOf (keys: ReadonlyMap<string, Key>, table: DbTable, column: DbColum
   return { fk, target, why }
 }
 
+/** The longest start of `text` that fits in `bytes` bytes of UTF-8, whole characters. */
+function within (text: string, bytes: number): string {
+  let out = ''
+  for (const ch of text) {
+    if (Buffer.byteLength(out + ch) > bytes) break
+    out += ch
+  }
+  return out
+}
+
+/** `wanted` as a relation name (SPEC §8.1: no `__`, 63 bytes at most) that `taken` has not, then taken. */
+function freeName (wanted: string, taken: Set<string>): string {
+  const one = (text: string): string => text.replaceAll(/_{2,}/g, '_')
+  const base = within(one(wanted), 63)
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = one(`${within(base, 62 - String(n).length)}_${n}`)
+  taken.add(name)
+  return name
+}
+
 /**
  * The `related` name of each foreign key whose reverse relation would clash under the default
  * name, the referencing table's (SPEC §8.1): two from one table to the same table, or one named
  * like a column of its target (a self-reference named like its table). Each is named
- * `<table>_<column>` (one `_` where that makes two), so that the module can be mounted with joins as written.
+ * `<table>_<column>`, made a relation name (`freeName`), so that the module can be mounted with
+ * joins as written.
  */
 function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key>): Map<DbColumn, string> {
   const inbound = new Map<string, Array<{ table: DbTable, column: DbColumn }>>()
@@ -91,11 +112,10 @@ function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key
   const names = new Map<DbColumn, string>()
   for (const [target, links] of inbound) {
     const columns = tables.find((t) => t.name === target)!.columns
-    for (const { table, column } of links) {
-      const clash = links.filter((l) => l.table === table).length > 1 || columns.some((c) => c.name === table.name)
-      // A relation name holds no `__` (SPEC §8.1): `_` and `_x` make `_x`, not `__x`.
-      if (clash) names.set(column, `${table.name}_${column.name}`.replaceAll(/_{2,}/g, '_'))
-    }
+    const clashes = ({ table }: { table: DbTable }): boolean => links.filter((l) => l.table === table).length > 1 || columns.some((c) => c.name === table.name)
+    // Taken: the target's columns, and the relations that keep their default names.
+    const taken = new Set([...columns.map((c) => c.name), ...links.filter((l) => !clashes(l)).map((l) => l.table.name)])
+    for (const link of links.filter(clashes)) names.set(link.column, freeName(`${link.table.name}_${link.column.name}`, taken))
   }
   return names
 }

@@ -137,11 +137,13 @@ t.test('foreign keys whose reverse relations would share a name are given relate
   // node, so the module failed any mount that joins (and, before, any mount at all).
   const own = await testDatabase(t)
   const harness = cliHarness(own.connectionString)
+  const long = 'c'.repeat(58)
   await harness.sql(async (c) => await c.query(`
     CREATE TABLE language (id serial PRIMARY KEY, name text);
     CREATE TABLE film (id serial PRIMARY KEY, language integer REFERENCES language, original integer REFERENCES language, sequel_of integer REFERENCES film);
     CREATE TABLE node (id serial PRIMARY KEY, node integer REFERENCES node ON DELETE CASCADE);
-    CREATE TABLE part (part integer PRIMARY KEY, _ integer REFERENCES part ON DELETE CASCADE)`))
+    CREATE TABLE part (part integer PRIMARY KEY, _ integer REFERENCES part ON DELETE CASCADE);
+    CREATE TABLE lender (id serial PRIMARY KEY, ${long}_one integer REFERENCES language, ${long}_two integer REFERENCES language)`))
   const { code, stdout, stderr } = await harness.cli(['generate'])
   t.same([code, stderr], [0, ''])
   for (const line of [
@@ -150,7 +152,10 @@ t.test('foreign keys whose reverse relations would share a name are given relate
     "  sequel_of: column.foreignKey((): Table => film, { onDelete: 'no action' })",
     "  node: column.foreignKey((): Table => node, { related: 'node_node' })",
     // Not part__: a relation name holds no __.
-    "  _: column.foreignKey((): Table => part, { related: 'part_' })"
+    "  _: column.foreignKey((): Table => part, { related: 'part_' })",
+    // At most 63 bytes, and distinct once cut.
+    `  ${long}_one: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'lender_${'c'.repeat(56)}' }),`,
+    `  ${long}_two: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'lender_${'c'.repeat(54)}_2' })`
   ]) t.ok(stdout.includes(line), line)
   const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
   for (const table of tables) t.doesNotThrow(() => relationsOf(table), `${table.name}: its relations have distinct names`)
