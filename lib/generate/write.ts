@@ -33,7 +33,8 @@ export function quote (text: string): string {
   return `'${JSON.stringify(text).slice(1, -1).replaceAll('\\"', '"').replaceAll("'", "\\'")}'`
 }
 
-const key = (name: string): string => /^[A-Za-z_$][\w$]*$/.test(name) ? name : quote(name)
+/** An object literal's key; `__proto__` computed, as written plain (even quoted) it sets the prototype instead. */
+const key = (name: string): string => name === '__proto__' ? `[${quote(name)}]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : quote(name)
 
 /** A value as TypeScript: strings quoted, arrays and objects (JSON values, choices) spelled out. */
 export function literal (value: unknown): string {

@@ -177,3 +177,20 @@ line" integer, "esc${'\x1b'}[31m" integer, label text DEFAULT 'a' || E'\\n\\u202
     ''
   ].join('\n'))
 })
+
+t.test('a label or a JSON key __proto__ is written as a key of its own', async (t) => {
+  // Written `__proto__: ...`, an object literal sets its prototype instead: the enum lost a
+  // label and the JSON default a key, so check found the module differing from the database.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query(`CREATE TYPE mood AS ENUM ('__proto__', 'calm');
+    CREATE TABLE feeling (id serial PRIMARY KEY, mood mood, doc jsonb DEFAULT '{"__proto__": {"a": 1}}')`))
+  const { code, stdout } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  for (const line of [
+    "  mood: column.text({ null: true, choices: { ['__proto__']: '__proto__', calm: 'calm' } }),",
+    "  doc: column.jsonb({ null: true, default: { ['__proto__']: { a: 1 } } })"
+  ]) t.ok(stdout.includes(line), line)
+  const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
+  t.same(await harness.sql(async (c) => await checkTables(c, tables)), [], 'check finds no difference')
+})
