@@ -194,3 +194,14 @@ t.test('a label or a JSON key __proto__ is written as a key of its own', async (
   const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
   t.same(await harness.sql(async (c) => await checkTables(c, tables)), [], 'check finds no difference')
 })
+
+t.test('a JSONB default that is JSON null is noted, not written default: null', async (t) => {
+  // default: null means no default: the module said none and check found 'null'::jsonb.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query("CREATE TABLE doc (id serial PRIMARY KEY, body jsonb NOT NULL DEFAULT 'null')"))
+  const { code, stdout, stderr } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  t.ok(stdout.includes('  body: column.jsonb()\n'), stdout)
+  t.equal(stderr, "Column doc.body: its default is not kept: the default 'null'::jsonb is JSON's null, and a definition's default null means none.\n")
+})
