@@ -84,8 +84,11 @@ function enumOfChoices (column: TableColumn, have: ColumnFacts | undefined): boo
   return values.length === have.labels.length && values.every((value, i) => value === have.labels![i])
 }
 
-/** A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`. */
-const uncast = (text: string | null): string | null => text?.replace(/::[a-z_][\w ]*$/i, '') ?? null
+/**
+ * A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`, and
+ * so is `'G'::"Rating"`, a name that needs quotes (as Prisma writes enums).
+ */
+const uncast = (text: string | null): string | null => text?.replace(/::(?:[a-z_][\w ]*|"(?:[^"]|"")+")$/i, '') ?? null
 
 /** A numeric constant (`12.5`, `'-3.10'::numeric`) as its value's text, trailing zeros dropped; null when it is none. */
 function decimal (text: string | null): string | null {
