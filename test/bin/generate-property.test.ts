@@ -28,7 +28,7 @@ import { testDatabase } from '../helpers/db.js'
  */
 
 /** Runs of the property; FUZZ_RUNS raises it for a longer hunt. */
-const RUNS = Number(process.env.FUZZ_RUNS ?? 20)
+const RUNS = Number(process.env.FUZZ_RUNS ?? 15)
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const db = await testDatabase(t)
