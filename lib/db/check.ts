@@ -92,13 +92,15 @@ const uncast = (text: string | null): string | null => text?.replace(/::(?:[a-z_
 
 /** A numeric constant (`12.5`, `'-3.10'::numeric`) as its value's text, trailing zeros dropped; null when it is none. */
 function decimal (text: string | null): string | null {
-  const m = /^'?(-?\d+)(?:\.(\d*?)0*)?'?(?:::numeric)?$/.exec(text ?? '')
+  const m = /^'?(-?\d+)(?:\.(\d*?)0*)?'?(?:::(?:numeric|bigint|integer))?$/.exec(text ?? '')
   return m === null ? null : `${m[1]!}.${m[2] ?? ''}`
 }
 
 /**
  * Whether two defaults are one: PostgreSQL keeps a numeric's as written (`DEFAULT 12.5` on a
- * numeric(6,2)), not at the column's scale as a definition's is written (12.50).
+ * numeric(6,2)), not at the column's scale as a definition's is written (12.50), and a float's
+ * large whole number with the type it read it as (`1e10` is `'10000000000'::numeric`, the
+ * definition's 10000000000 `'10000000000'::bigint`).
  */
 const sameDecimal = (want: string | null, have: string | null): boolean => decimal(want) !== null && decimal(want) === decimal(have)
 
@@ -116,7 +118,7 @@ function compareColumn (table: string, name: string, want: ColumnFacts, have: Co
     problem('nullability', nullity(want.not_null), nullity(have.not_null), `${where} is ${nullity(have.not_null)} in the database; the definition says ${nullity(want.not_null)}.`)
   }
   const sameDefault = want.default === have.default || (want.default === 'serial' && SEQUENCE_DEFAULT.test(have.default ?? '')) ||
-    (want.type.startsWith('numeric') && sameDecimal(want.default, have.default))
+    (/^(numeric|real|double precision)/.test(want.type) && sameDecimal(want.default, have.default))
   if (!sameDefault) {
     problem('default', want.default, have.default, `${where} has ${show(have.default)} in the database; the definition says ${show(want.default)}.`)
   }

@@ -113,3 +113,10 @@ t.test('an enum whose name needs quotes is the text column with choices, its def
   const quoted = defineTable('ck_quoted', { mood: column.text({ choices: { up: 'up', down: 'down' }, default: 'up' }) })
   t.strictSame(await checkTables(db.pool, [quoted]), [])
 })
+
+t.test('a float default that is a large whole number is one value however PostgreSQL typed it', async (t) => {
+  // DEFAULT 1e10 is kept '10000000000'::numeric, the definition's 10000000000 '10000000000'::bigint.
+  await db.pool.query('CREATE TABLE ck_float (id serial PRIMARY KEY, big double precision DEFAULT 1e10, r real DEFAULT 3e9)')
+  const float = defineTable('ck_float', { big: column.doublePrecision({ null: true, default: 1e10 }), r: column.real({ null: true, default: 3e9 }) })
+  t.strictSame(await checkTables(db.pool, [float]), [])
+})
