@@ -84,8 +84,25 @@ function enumOfChoices (column: TableColumn, have: ColumnFacts | undefined): boo
   return values.length === have.labels.length && values.every((value, i) => value === have.labels![i])
 }
 
-/** A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`. */
-const uncast = (text: string | null): string | null => text?.replace(/::[a-z_][\w ]*$/i, '') ?? null
+/**
+ * A default without its cast: an enum's `'G'::mpaa_rating` is the definition's `'G'::text`, and
+ * so is `'G'::"Rating"`, a name that needs quotes (as Prisma writes enums).
+ */
+const uncast = (text: string | null): string | null => text?.replace(/::(?:[a-z_][\w ]*|"(?:[^"]|"")+")$/i, '') ?? null
+
+/** A numeric constant (`12.5`, `'-3.10'::numeric`) as its value's text, trailing zeros dropped; null when it is none. */
+function decimal (text: string | null): string | null {
+  const m = /^'?(-?\d+)(?:\.(\d*?)0*)?'?(?:::(?:numeric|bigint|integer))?$/.exec(text ?? '')
+  return m === null ? null : `${m[1]!}.${m[2] ?? ''}`
+}
+
+/**
+ * Whether two defaults are one: PostgreSQL keeps a numeric's as written (`DEFAULT 12.5` on a
+ * numeric(6,2)), not at the column's scale as a definition's is written (12.50), and a float's
+ * large whole number with the type it read it as (`1e10` is `'10000000000'::numeric`, the
+ * definition's 10000000000 `'10000000000'::bigint`).
+ */
+const sameDecimal = (want: string | null, have: string | null): boolean => decimal(want) !== null && decimal(want) === decimal(have)
 
 function compareColumn (table: string, name: string, want: ColumnFacts, have: ColumnFacts | undefined): TableProblem[] {
   const where = `Column ${table}.${name}`
@@ -100,7 +117,8 @@ function compareColumn (table: string, name: string, want: ColumnFacts, have: Co
   if (want.not_null !== have.not_null) {
     problem('nullability', nullity(want.not_null), nullity(have.not_null), `${where} is ${nullity(have.not_null)} in the database; the definition says ${nullity(want.not_null)}.`)
   }
-  const sameDefault = want.default === have.default || (want.default === 'serial' && SEQUENCE_DEFAULT.test(have.default ?? ''))
+  const sameDefault = want.default === have.default || (want.default === 'serial' && SEQUENCE_DEFAULT.test(have.default ?? '')) ||
+    (/^(numeric|real|double precision)/.test(want.type) && sameDecimal(want.default, have.default))
   if (!sameDefault) {
     problem('default', want.default, have.default, `${where} has ${show(have.default)} in the database; the definition says ${show(want.default)}.`)
   }

@@ -120,6 +120,8 @@ export function mapDefault (mapped: MappedColumn, expr: string): Outcome<unknown
     value = text === undefined ? undefined : valueOf(mapped, text)
   }
   if (value === undefined || sqlLiteral(spec(mapped), value) === undefined) return unfit
+  // JSON's null (`'null'::jsonb`): a definition's `default: null` means no default at all.
+  if (value === null) return { reason: `the default ${expr} is JSON's null, and a definition's default null means none` }
   return { ok: value }
 }
 

@@ -1,4 +1,4 @@
-import type { DbColumn, DbSchema, DbTable } from '../db/introspect.js'
+import type { DbColumn, DbForeignKey, DbSchema, DbTable } from '../db/introspect.js'
 import { typeOf } from '../table/column-types.js'
 import { columnProblem, hasBlank, listItems, mapDefault, mapType, spec, valueOf, type MappedColumn, type Outcome } from './columns.js'
 import { typeScript, variableName, writeColumn, type WrittenColumn } from './write.js'
@@ -48,24 +48,89 @@ export function checkChoices (definition: string): { column: string, items: Arra
   return items === undefined ? null : { column: m[1]!.replace(/^"(.*)"$/, '$1').replaceAll('""', '"'), items }
 }
 
-interface Context { table: DbTable, keys: ReadonlyMap<string, Key>, variables: ReadonlyMap<string, string>, notes: string[], choices: Map<string, Array<string | boolean>>, chosen: Set<string> }
+interface Context {
+  table: DbTable
+  keys: ReadonlyMap<string, Key>
+  variables: ReadonlyMap<string, string>
+  related: ReadonlyMap<DbColumn, string>
+  notes: string[]
+  choices: Map<string, Array<string | boolean>>
+  chosen: Set<string>
+}
 
-/** The foreign key a column is, when its target is written too and it points at that key; else a note. */
-function foreignKeyOf (ctx: Context, column: DbColumn): WrittenColumn['foreignKey'] {
-  const fk = ctx.table.foreignKeys.find((k) => k.columns.length === 1 && k.columns[0] === column.name)
+interface Link { fk: DbForeignKey, target: Key | undefined, why: string | null }
+
+/** The one-column foreign key of a column, its target's key, and why it is not kept (null: it is). */
+function linkOf (keys: ReadonlyMap<string, Key>, table: DbTable, column: DbColumn): Link | undefined {
+  const fk = table.foreignKeys.find((k) => k.columns.length === 1 && k.columns[0] === column.name)
   if (fk === undefined) return undefined
-  const target = fk.table === null ? undefined : ctx.keys.get(fk.table)
+  const target = fk.table === null ? undefined : keys.get(fk.table)
   const why = fk.table === null
     ? 'its table is in another schema'
     : target === undefined
       ? `${fk.table} is not generated`
       : target.column.name !== fk.references[0] ? `it references ${fk.table}.${fk.references[0]!}, not the key` : target.column.type !== column.type ? `its type differs from ${fk.table}'s key (${target.column.type})` : null
-  if (why !== null) {
-    ctx.notes.push(`Column ${ctx.table.name}.${column.name}: its foreign key to ${fk.table ?? 'another schema'} is not kept (${why}); written as a plain column.`)
+  return { fk, target, why }
+}
+
+/** The longest start of `text` that fits in `bytes` bytes of UTF-8, whole characters. */
+function within (text: string, bytes: number): string {
+  let out = ''
+  for (const ch of text) {
+    if (Buffer.byteLength(out + ch) > bytes) break
+    out += ch
+  }
+  return out
+}
+
+/** `wanted` as a relation name (SPEC §8.1: no `__`, 63 bytes at most) that `taken` has not, then taken. */
+function freeName (wanted: string, taken: Set<string>): string {
+  const one = (text: string): string => text.replaceAll(/_{2,}/g, '_')
+  const base = within(one(wanted), 63)
+  let name = base
+  for (let n = 2; taken.has(name); n++) name = one(`${within(base, 62 - String(n).length)}_${n}`)
+  taken.add(name)
+  return name
+}
+
+/**
+ * The `related` name of each foreign key whose reverse relation would clash under the default
+ * name, the referencing table's (SPEC §8.1): two from one table to the same table, or one named
+ * like a column of its target (a self-reference named like its table). Each is named
+ * `<table>_<column>`, made a relation name (`freeName`), so that the module can be mounted with
+ * joins as written.
+ */
+function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key>): Map<DbColumn, string> {
+  const inbound = new Map<string, Array<{ table: DbTable, column: DbColumn }>>()
+  for (const table of tables) {
+    for (const column of table.columns) {
+      if (column.name === table.primaryKey![0] || columnProblem(column) !== null || linkOf(keys, table, column)?.why !== null) continue
+      const target = linkOf(keys, table, column)!.fk.table!
+      inbound.set(target, [...inbound.get(target) ?? [], { table, column }])
+    }
+  }
+  const names = new Map<DbColumn, string>()
+  for (const [target, links] of inbound) {
+    const columns = tables.find((t) => t.name === target)!.columns
+    const clashes = ({ table }: { table: DbTable }): boolean => links.filter((l) => l.table === table).length > 1 || columns.some((c) => c.name === table.name)
+    // Taken: the target's columns, and the relations that keep their default names.
+    const taken = new Set([...columns.map((c) => c.name), ...links.filter((l) => !clashes(l)).map((l) => l.table.name)])
+    for (const link of links.filter(clashes)) names.set(link.column, freeName(`${link.table.name}_${link.column.name}`, taken))
+  }
+  return names
+}
+
+/** The foreign key a column is, when its target is written too and it points at that key; else a note. */
+function foreignKeyOf (ctx: Context, column: DbColumn): WrittenColumn['foreignKey'] {
+  const link = linkOf(ctx.keys, ctx.table, column)
+  if (link === undefined) return undefined
+  if (link.why !== null) {
+    ctx.notes.push(`Column ${ctx.table.name}.${column.name}: its foreign key to ${link.fk.table ?? 'another schema'} is not kept (${link.why}); written as a plain column.`)
     return undefined
   }
-  const stringKey = typeOf(spec(target!.mapped)).schema(spec(target!.mapped), 'out').type === 'string'
-  return { variable: ctx.variables.get(fk.table!)!, onDelete: ON_DELETE[fk.onDelete]!, stringKey }
+  const target = link.target!
+  const stringKey = typeOf(spec(target.mapped)).schema(spec(target.mapped), 'out').type === 'string'
+  return { variable: ctx.variables.get(link.fk.table!)!, onDelete: ON_DELETE[link.fk.onDelete]!, stringKey, related: ctx.related.get(column) }
 }
 
 /** The options of a plain (not key, not foreign key) column that come from its constraints and default. */
@@ -150,6 +215,14 @@ function choicesOf (table: DbTable): Map<string, Array<string | boolean>> {
 }
 
 /**
+ * A note on one line, as docs/tables.md promises: a control character of a name, a default or
+ * a constraint (a newline, an escape that would drive the terminal) written as JSON escapes it.
+ */
+function oneLine (note: string): string {
+  return note.replaceAll(/[\p{Cc}\u2028\u2029]/gu, (c) => c < ' ' ? JSON.stringify(c).slice(1, -1) : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
+/**
  * Table definitions for a schema read by `readSchema`, and the notes of what they leave out.
  * @example const { source, notes } = generateTables(await readSchema(client))
  */
@@ -162,11 +235,13 @@ export function generateTables (schema: DbSchema): GeneratedTables {
     else notes.push(`${table.kind === 'table' ? 'Table' : table.kind[0]!.toUpperCase() + table.kind.slice(1)} ${table.name}: not generated, ${key.reason}.`)
   }
   const variables = new Map([...keys.keys()].map((name) => [name, variableName(name)]))
-  const tables = schema.tables.filter((t) => keys.has(t.name)).map((table) => {
-    const ctx: Context = { table, keys, variables, notes, choices: choicesOf(table), chosen: new Set() }
+  const written = schema.tables.filter((t) => keys.has(t.name))
+  const related = relatedNames(written, keys)
+  const tables = written.map((table) => {
+    const ctx: Context = { table, keys, variables, related, notes, choices: choicesOf(table), chosen: new Set() }
     const lines = table.columns.map((c) => columnLine(ctx, c)).filter((line) => line !== null)
     constraintNotes(ctx)
     return { name: table.name, variable: variables.get(table.name)!, comment: table.comment, lines }
   })
-  return { source: typeScript(tables), notes, tables: tables.map((t) => t.name) }
+  return { source: typeScript(tables), notes: notes.map(oneLine), tables: tables.map((t) => t.name) }
 }

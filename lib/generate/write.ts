@@ -5,8 +5,8 @@ import type { MappedColumn } from './columns.js'
 export interface WrittenColumn {
   name: string
   mapped: MappedColumn
-  /** A ForeignKey: the target's variable, its ON DELETE, and whether its key is a string. */
-  foreignKey: { variable: string, onDelete: string, stringKey: boolean } | undefined
+  /** A ForeignKey: the target's variable, its ON DELETE, whether its key is a string, and its reverse relation's name where the default clashes. */
+  foreignKey: { variable: string, onDelete: string, stringKey: boolean, related: string | undefined } | undefined
 }
 
 export interface WrittenTable {
@@ -33,7 +33,8 @@ export function quote (text: string): string {
   return `'${JSON.stringify(text).slice(1, -1).replaceAll('\\"', '"').replaceAll("'", "\\'")}'`
 }
 
-const key = (name: string): string => /^[A-Za-z_$][\w$]*$/.test(name) ? name : quote(name)
+/** An object literal's key; `__proto__` computed, as written plain (even quoted) it sets the prototype instead. */
+const key = (name: string): string => name === '__proto__' ? `[${quote(name)}]` : /^[A-Za-z_$][\w$]*$/.test(name) ? name : quote(name)
 
 /** A value as TypeScript: strings quoted, arrays and objects (JSON values, choices) spelled out. */
 export function literal (value: unknown): string {
@@ -47,7 +48,7 @@ export function literal (value: unknown): string {
 }
 
 /** The order options are written in, whatever order they were found in. */
-const ORDER = ['length', 'digits', 'primaryKey', 'null', 'onDelete', 'unique', 'index', 'default', 'required', 'choices', 'helpText']
+const ORDER = ['length', 'digits', 'primaryKey', 'null', 'onDelete', 'related', 'unique', 'index', 'default', 'required', 'choices', 'helpText']
 
 function options (mapped: MappedColumn): string {
   const found = [...mapped.options].sort(([a], [b]) => ORDER.indexOf(a) - ORDER.indexOf(b)).map(([name, value]) => {
@@ -67,6 +68,7 @@ function builder (mapped: MappedColumn): string {
 export function writeColumn ({ name, mapped, foreignKey }: WrittenColumn): string {
   if (foreignKey === undefined) return `${key(name)}: ${builder(mapped)}`
   if (foreignKey.onDelete !== 'cascade') mapped.options.set('onDelete', foreignKey.onDelete)
+  if (foreignKey.related !== undefined) mapped.options.set('related', foreignKey.related)
   const generic = foreignKey.stringKey ? '<string>' : ''
   return `${key(name)}: column.foreignKey${generic}((): Table => ${foreignKey.variable}${mapped.options.size === 0 ? '' : `, ${options(mapped)}`})`
 }

@@ -88,6 +88,15 @@ function checkNames (table: Table, relations: readonly Relation[]): void {
   }
 }
 
+/**
+ * The hops from `table` without the check of their names: which tables a statement may reach,
+ * for the scopes (plugins/crud/context.ts), which must not fail a mount that walks no relation
+ * while two of them share a name (docs/table-crud.md).
+ */
+export function hopsOf (table: Table): Relation[] {
+  return [...forward(table), ...inbound(table)]
+}
+
 const cache = new WeakMap<Table, { readonly count: number, readonly relations: ReadonlyMap<string, Relation> }>()
 
 /**
@@ -99,7 +108,7 @@ export function relationsOf (table: Table): ReadonlyMap<string, Relation> {
   const count = tablesDefined()
   const found = cache.get(table)
   if (found?.count === count) return found.relations
-  const relations = [...forward(table), ...inbound(table)]
+  const relations = hopsOf(table)
   checkNames(table, relations)
   const map = new Map(relations.map((r) => [r.name, r]))
   cache.set(table, { count, relations: map })

@@ -3,7 +3,7 @@ import type { Ajv } from 'ajv'
 import { HttpError, TABLECRUD_ERR_HOOK, TABLECRUD_ERR_VALIDATION } from '../../lib/errors.js'
 import { queryContext, withScopes, type Filter, type QueryContext } from '../../lib/query/parse.js'
 import { NO_SCOPES, parseScope, scopesOf, UNRESOLVED_SCOPES, type ScopeFunction } from '../../lib/query/scope.js'
-import { relationsOf } from '../../lib/table/relations.js'
+import { hopsOf } from '../../lib/table/relations.js'
 import { tablesDefined, type Table } from '../../lib/table/table.js'
 import { byStatus, errorResponses, type ErrorStatus } from '../../schemas/responses.js'
 import { rowSchema } from '../../schemas/row.js'
@@ -120,7 +120,7 @@ function scopedTables (table: Table, mountScope: boolean): () => readonly Table[
     const seen = new Set<Table>([table])
     const queue = [table]
     for (let current = queue.shift(); current !== undefined; current = queue.shift()) {
-      for (const relation of relationsOf(current).values()) {
+      for (const relation of hopsOf(current)) {
         const next = [relation.to, relation.junction?.table].filter((t): t is Table => t !== undefined && !seen.has(t))
         next.forEach((t) => seen.add(t))
         queue.push(...next)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { checkTables, createTables } from '../../lib/db/index.js'
 import type { Table } from '../../lib/table/index.js'
+import { relationsOf } from '../../lib/table/relations.js'
 import { cliHarness } from '../helpers/cli.js'
 import { testDatabase } from '../helpers/db.js'
 import { RENTAL_DROP_SQL, RENTAL_SQL } from '../fixtures/rental-schema.js'
@@ -128,4 +129,79 @@ t.test('generate --out writes a file that must not exist; --schema names the sch
   await sql(async (c) => await c.query('DROP VIEW film_title'))
   const clean = join(dir, 'clean.ts')
   t.same(await cli(['generate', '--out', clean]), { code: 0, stdout: `Wrote 14 tables to ${clean}.\n`, stderr: '' }, 'nothing to note: no notes mentioned')
+})
+
+t.test('foreign keys whose reverse relations would share a name are given related names', async (t) => {
+  // Two keys from film to language, and a self-reference named like its table: under the
+  // default names language had two relations named film, and node one named like its column
+  // node, so the module failed any mount that joins (and, before, any mount at all).
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  const long = 'c'.repeat(58)
+  await harness.sql(async (c) => await c.query(`
+    CREATE TABLE language (id serial PRIMARY KEY, name text);
+    CREATE TABLE film (id serial PRIMARY KEY, language integer REFERENCES language, original integer REFERENCES language, sequel_of integer REFERENCES film);
+    CREATE TABLE node (id serial PRIMARY KEY, node integer REFERENCES node ON DELETE CASCADE);
+    CREATE TABLE part (part integer PRIMARY KEY, _ integer REFERENCES part ON DELETE CASCADE);
+    CREATE TABLE lender (id serial PRIMARY KEY, ${long}_one integer REFERENCES language, ${long}_two integer REFERENCES language)`))
+  const { code, stdout, stderr } = await harness.cli(['generate'])
+  t.same([code, stderr], [0, ''])
+  for (const line of [
+    "  language: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_language' }),",
+    "  original: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'film_original' }),",
+    "  sequel_of: column.foreignKey((): Table => film, { onDelete: 'no action' })",
+    "  node: column.foreignKey((): Table => node, { related: 'node_node' })",
+    // Not part__: a relation name holds no __.
+    "  _: column.foreignKey((): Table => part, { related: 'part_' })",
+    // At most 63 bytes, and distinct once cut.
+    `  ${long}_one: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'lender_${'c'.repeat(56)}' }),`,
+    `  ${long}_two: column.foreignKey((): Table => language, { onDelete: 'no action', related: 'lender_${'c'.repeat(54)}_2' })`
+  ]) t.ok(stdout.includes(line), line)
+  const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
+  for (const table of tables) t.doesNotThrow(() => relationsOf(table), `${table.name}: its relations have distinct names`)
+})
+
+t.test('each note is one line: control characters of names and defaults are escaped', async (t) => {
+  // A newline in a column name split a note over two lines, and an escape character reached
+  // the terminal as it was.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query(`CREATE TABLE odd (id serial PRIMARY KEY, "new
+line" integer, "esc${'\x1b'}[31m" integer, label text DEFAULT 'a' || E'\\n\\u2028')`))
+  const { code, stderr } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  t.equal(stderr, [
+    'Column odd.new\\nline (integer): not generated, its name is not an identifier a definition takes (letters, digits and _, no __).',
+    'Column odd.esc\\u001b[31m (integer): not generated, its name is not an identifier a definition takes (letters, digits and _, no __).',
+    "Column odd.label: its default is not kept: the default ('a'::text || '\\n\\u2028'::text) is not a constant of its type (a definition's default is a value, or 'now' for the clock types).",
+    ''
+  ].join('\n'))
+})
+
+t.test('a label or a JSON key __proto__ is written as a key of its own', async (t) => {
+  // Written `__proto__: ...`, an object literal sets its prototype instead: the enum lost a
+  // label and the JSON default a key, so check found the module differing from the database.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query(`CREATE TYPE mood AS ENUM ('__proto__', 'calm');
+    CREATE TABLE feeling (id serial PRIMARY KEY, mood mood, doc jsonb DEFAULT '{"__proto__": {"a": 1}}')`))
+  const { code, stdout } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  for (const line of [
+    "  mood: column.text({ null: true, choices: { ['__proto__']: '__proto__', calm: 'calm' } }),",
+    "  doc: column.jsonb({ null: true, default: { ['__proto__']: { a: 1 } } })"
+  ]) t.ok(stdout.includes(line), line)
+  const { tables } = await import(pathToFileURL(save(t, stdout)).href) as { tables: Table[] }
+  t.same(await harness.sql(async (c) => await checkTables(c, tables)), [], 'check finds no difference')
+})
+
+t.test('a JSONB default that is JSON null is noted, not written default: null', async (t) => {
+  // default: null means no default: the module said none and check found 'null'::jsonb.
+  const own = await testDatabase(t)
+  const harness = cliHarness(own.connectionString)
+  await harness.sql(async (c) => await c.query("CREATE TABLE doc (id serial PRIMARY KEY, body jsonb NOT NULL DEFAULT 'null')"))
+  const { code, stdout, stderr } = await harness.cli(['generate'])
+  t.equal(code, 0)
+  t.ok(stdout.includes('  body: column.jsonb()\n'), stdout)
+  t.equal(stderr, "Column doc.body: its default is not kept: the default 'null'::jsonb is JSON's null, and a definition's default null means none.\n")
 })

@@ -162,3 +162,21 @@ t.test('choices become a CHECK and help texts comments, so the database says wha
   await t.rejects(db.pool.query("INSERT INTO ddl_note (kind, marks) VALUES ('other', '{}')"), { code: '23514' })
   await db.pool.query("INSERT INTO ddl_note (kind, level, marks) VALUES ('memo', 2, '{b}')")
 })
+
+t.test('index and constraint names past 63 bytes stay distinct', async (t) => {
+  // `<table>_<column>_idx` was cut by PostgreSQL at 63 bytes: for a 63-byte table name it was
+  // the table's own name, and two long columns cut alike made one name, so IF NOT EXISTS (and
+  // duplicate_object for a cycle's foreign key) skipped the index or the key without a word.
+  const long = 'l'.repeat(63)
+  const c = 'c'.repeat(58)
+  const wide = defineTable(long, { [`${c}_one`]: column.integer({ index: true }), [`${c}_two`]: column.integer({ index: true }) })
+  const a: Table = defineTable('dd_a', { [`${c}_one`]: column.foreignKey((): Table => b), [`${c}_two`]: column.foreignKey((): Table => b) })
+  const b: Table = defineTable('dd_b', { back: column.foreignKey((): Table => a) })
+  // b first: a's two keys close the cycle, so both are added after the tables, by name.
+  await createTables(db.pool, [wide, b, a])
+  await createTables(db.pool, [wide, b, a])
+  const count = async (sql: string, name: string): Promise<number> => (await db.pool.query<{ n: number }>(sql, [name])).rows[0]!.n
+  t.equal(await count('SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1 AND schemaname = current_schema()', long), 3, 'the key and two indexes, created once')
+  const keys = 'SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = $1::regclass AND contype = \'f\''
+  t.equal(await count(keys, 'dd_a') + await count(keys, 'dd_b'), 3, 'three foreign keys, the cycle\'s included, created once')
+})

@@ -357,3 +357,26 @@ t.test('a nested insert: children of a scoped table must be in its scope', async
   t.equal(created.statusCode, 201)
   t.strictSame(json(created).projects.map((p: { name: string }) => p.name), ['x1'])
 })
+
+t.test('relations whose names clash do not break a mount that walks none (maxJoins 0)', async (t) => {
+  // Two ForeignKeys to one table without `related`, and a self-reference named like its table:
+  // what `generate` used to write of an existing schema. Finding the scoped tables walked the
+  // relations by name, so every write and read was a 500 (docs/table-crud.md promises they work).
+  const db = await testDatabase(t)
+  const language = defineTable('sc_language', { name: column.text() })
+  const film = defineTable('sc_film', {
+    language: column.foreignKey(language, { null: true }),
+    original: column.foreignKey(language, { null: true })
+  })
+  const node: Table = defineTable('sc_node', { sc_node: column.foreignKey((): Table => node, { null: true }) })
+  const app = await freshApp(t, db, async (app) => {
+    await app.register(tableCrud, { table: language, prefix: '/languages', readOnly: false })
+    await app.register(tableCrud, { table: film, prefix: '/films', readOnly: false })
+    await app.register(tableCrud, { table: node, prefix: '/nodes', readOnly: false })
+  }, [language, film, node])
+  t.equal((await app.inject({ method: 'POST', url: '/languages/', payload: { name: 'en' } })).statusCode, 201)
+  t.equal((await app.inject({ method: 'GET', url: '/languages/1/' })).statusCode, 200)
+  t.strictSame(json(await app.inject({ method: 'POST', url: '/films/', payload: { language: 1, original: 1 } })), { id: 1, language: 1, original: 1 })
+  t.strictSame(json(await app.inject({ method: 'POST', url: '/nodes/', payload: { sc_node: null } })), { id: 1, sc_node: null })
+  t.strictSame(json(await app.inject({ method: 'GET', url: '/nodes/' })).rows, [{ id: 1, sc_node: null }])
+})
