@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto'
-import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
+import { objectName, quoteIdent, quoteLiteral } from '../sql/identifier.js'
 import { searchIndexSql } from '../sql/search.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
 import { setupError } from '../errors.js'
@@ -110,24 +109,6 @@ function plan (tables: readonly Table[]): { order: Table[], deferred: Array<[Tab
   return { order, deferred }
 }
 
-/**
- * The name of a column's index or foreign key, `<table>_<column>_<suffix>`. Past 63 bytes
- * PostgreSQL would cut it, and two cut alike (or one cut to its table's name) would be one name:
- * IF NOT EXISTS and duplicate_object would skip the second without a word. So a long one is cut
- * here, whole characters, and told apart by a hash of the whole.
- */
-function objectName (table: Table, column: TableColumn, suffix: string): string {
-  const name = `${table.name}_${column.name}_${suffix}`
-  if (Buffer.byteLength(name) <= 63) return name
-  const hash = createHash('sha256').update(name).digest('hex').slice(0, 8)
-  let start = ''
-  for (const ch of `${table.name}_${column.name}`) {
-    if (Buffer.byteLength(`${start}${ch}_${hash}_${suffix}`) > 63) break
-    start += ch
-  }
-  return `${start}_${hash}_${suffix}`
-}
-
 /** The DDL of `createTables`, as one script. */
 export function createTablesSql (tables: readonly Table[]): string {
   const { order, deferred } = plan(tables)
@@ -140,7 +121,7 @@ export function createTablesSql (tables: readonly Table[]): string {
     if (comment !== null) statements.push(comment)
     for (const column of table.columns) {
       if (column.index && !column.primaryKey && !column.unique) {
-        statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(objectName(table, column, 'idx'))} ON ${quoteIdent(table.name)} (${quoteIdent(column.name)})`)
+        statements.push(`CREATE INDEX IF NOT EXISTS ${quoteIdent(objectName(`${table.name}_${column.name}`, 'idx'))} ON ${quoteIdent(table.name)} (${quoteIdent(column.name)})`)
       }
     }
     // The GIN index of `__search`, on the very expression the queries write (SPEC §8.4).
@@ -148,7 +129,7 @@ export function createTablesSql (tables: readonly Table[]): string {
     if (search !== null) statements.push(search)
   }
   for (const [table, column] of deferred) {
-    const name = quoteIdent(objectName(table, column, 'fkey'))
+    const name = quoteIdent(objectName(`${table.name}_${column.name}`, 'fkey'))
     // ADD CONSTRAINT has no IF NOT EXISTS: a second run finds it there and moves on.
     statements.push(`DO $$ BEGIN ALTER TABLE ${quoteIdent(table.name)} ADD CONSTRAINT ${name} FOREIGN KEY (${quoteIdent(column.name)}) ${foreignKeyClause(table, column)}; EXCEPTION WHEN duplicate_object THEN NULL; END $$`)
   }

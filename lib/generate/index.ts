@@ -1,5 +1,6 @@
 import type { DbColumn, DbForeignKey, DbSchema, DbTable } from '../db/introspect.js'
 import { typeOf } from '../table/column-types.js'
+import { cutToBytes, MAX_IDENTIFIER_BYTES } from '../sql/identifier.js'
 import { columnProblem, hasBlank, listItems, mapDefault, mapType, spec, valueOf, type MappedColumn, type Outcome } from './columns.js'
 import { typeScript, variableName, writeColumn, type WrittenColumn } from './write.js'
 
@@ -73,22 +74,12 @@ function linkOf (keys: ReadonlyMap<string, Key>, table: DbTable, column: DbColum
   return { fk, target, why }
 }
 
-/** The longest start of `text` that fits in `bytes` bytes of UTF-8, whole characters. */
-function within (text: string, bytes: number): string {
-  let out = ''
-  for (const ch of text) {
-    if (Buffer.byteLength(out + ch) > bytes) break
-    out += ch
-  }
-  return out
-}
-
 /** `wanted` as a relation name (SPEC §8.1: no `__`, 63 bytes at most) that `taken` has not, then taken. */
 function freeName (wanted: string, taken: Set<string>): string {
   const one = (text: string): string => text.replaceAll(/_{2,}/g, '_')
-  const base = within(one(wanted), 63)
+  const base = cutToBytes(one(wanted), MAX_IDENTIFIER_BYTES)
   let name = base
-  for (let n = 2; taken.has(name); n++) name = one(`${within(base, 62 - String(n).length)}_${n}`)
+  for (let n = 2; taken.has(name); n++) name = one(`${cutToBytes(base, MAX_IDENTIFIER_BYTES - 1 - String(n).length)}_${n}`)
   taken.add(name)
   return name
 }
@@ -104,8 +95,9 @@ function relatedNames (tables: readonly DbTable[], keys: ReadonlyMap<string, Key
   const inbound = new Map<string, Array<{ table: DbTable, column: DbColumn }>>()
   for (const table of tables) {
     for (const column of table.columns) {
-      if (column.name === table.primaryKey![0] || columnProblem(column) !== null || linkOf(keys, table, column)?.why !== null) continue
-      const target = linkOf(keys, table, column)!.fk.table!
+      const link = linkOf(keys, table, column)
+      if (column.name === table.primaryKey![0] || columnProblem(column) !== null || link === undefined || link.why !== null) continue
+      const target = link.fk.table!
       inbound.set(target, [...inbound.get(target) ?? [], { table, column }])
     }
   }
