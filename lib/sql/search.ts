@@ -1,7 +1,7 @@
 import type { FieldPath } from '../query/fields.js'
 import { DOCUMENT, searchConfig } from '../table/search.js'
 import type { Table, TableColumn } from '../table/table.js'
-import { quoteIdent, quoteLiteral } from './identifier.js'
+import { objectName, quoteIdent, quoteLiteral } from './identifier.js'
 
 /*
  * Full-text search in SQL (SPEC §8.4). The document of a table is one expression, written by
@@ -54,5 +54,5 @@ export function rankSql (table: Table, placeholder: string): string {
 /** The GIN expression index of a table's search, or null for a table without one. */
 export function searchIndexSql (table: Table): string | null {
   if (table.search === null) return null
-  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(`${table.name}_search_idx`)} ON ${quoteIdent(table.name)} USING gin (${documentSql(table, null)})`
+  return `CREATE INDEX IF NOT EXISTS ${quoteIdent(objectName(table.name, 'search_idx'))} ON ${quoteIdent(table.name)} USING gin (${documentSql(table, null)})`
 }

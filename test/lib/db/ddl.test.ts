@@ -180,3 +180,14 @@ t.test('index and constraint names past 63 bytes stay distinct', async (t) => {
   const keys = 'SELECT count(*)::int AS n FROM pg_constraint WHERE conrelid = $1::regclass AND contype = \'f\''
   t.equal(await count(keys, 'dd_a') + await count(keys, 'dd_b'), 3, 'three foreign keys, the cycle\'s included, created once')
 })
+
+t.test('the search index of a table named with 63 bytes is created', async (t) => {
+  // `<table>_search_idx` was cut by PostgreSQL to the table's own name: IF NOT EXISTS found the
+  // table and skipped the index without a word, and every `__search` scanned the table.
+  const long = 's'.repeat(63)
+  const searched = defineTable(long, { title: column.text() }, { search: { columns: ['title'] } })
+  await createTables(db.pool, [searched])
+  await createTables(db.pool, [searched])
+  const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1 AND schemaname = current_schema() AND indexdef LIKE '%USING gin%'", [long])
+  t.equal(rows[0]!.n, 1, 'the GIN index, created once')
+})
