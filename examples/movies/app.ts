@@ -133,7 +133,9 @@ const DEMO_INFO = {
  */
 export async function buildDemo (options: DemoOptions): Promise<FastifyInstance> {
   const secret = options.secret ?? 'demo-secret-change-me-in-production-0123456789'
-  const app = Fastify({ logger: options.logger ?? false, frameworkErrors })
+  // A request that arrives on a kept-alive connection during the close is served, with
+  // `Connection: close`, rather than answered with Fastify's own 503 (docs/deployment.md).
+  const app = Fastify({ logger: options.logger ?? false, frameworkErrors, return503OnClosing: false })
   // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
   await app.register(errorShape)
   await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, idleTimeoutMillis: options.idleTimeoutMillis, connectionTimeoutMillis: 5000 })
