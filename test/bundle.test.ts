@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
+import { KindGuard, TypeGuard, type TObject } from '@sinclair/typebox'
 
 /*
  * scripts/bundle.mjs, what `npm run build` links the package with: entry points keep their
  * paths and share one copy of each module, a dynamic import becomes a chunk, packages stay
- * imports, and `--prune` removes the module files the bundle replaced (test/package.test.ts
- * checks the tarball this makes).
+ * imports but TypeBox, whose modules are linked in, and `--prune` removes the module files the
+ * bundle replaced (test/package.test.ts checks the tarball this makes).
  */
 const run = promisify(execFile)
 const SCRIPT = fileURLToPath(new URL('../scripts/bundle.mjs', import.meta.url))
@@ -35,6 +36,8 @@ function tree (name: string): string {
   // A package: resolved from the folder at run time, so only its import is checked (the folder is not in a project).
   writeFileSync(join(dir, 'user.js'), "import tap from 'tap'\nexport const user = tap\n")
   writeFileSync(join(dir, 'bin', 'cli.js'), "#!/usr/bin/env node\nimport { registry } from '../lib/registry.js'\nexport { registry }\n")
+  // TypeBox, found from the project though the folder is not in one.
+  writeFileSync(join(dir, 'lib', 'schema.js'), "import { Type } from '@sinclair/typebox'\nexport const schema = Type.Object({ n: Type.Integer() })\n")
   return dir
 }
 
@@ -50,6 +53,19 @@ t.test('the entries keep their paths, share one copy of a module, and load the l
   t.ok(readFileSync(join(dir, 'bin', 'cli.js'), 'utf8').startsWith('#!/usr/bin/env node\n'), 'the CLI keeps its shebang')
   t.notMatch(readFileSync(join(dir, 'index.js'), 'utf8'), /new Set\(\)/, 'the shared module is a chunk, not in the index')
   t.ok(existsSync(join(dir, 'lib', 'registry.js')), 'without --prune the module files stay')
+})
+
+t.test('TypeBox is linked in, and its schemas are the application\'s TypeBox\'s', async (t) => {
+  const dir = tree('typebox')
+  writeFileSync(join(dir, 'index.js'), "export { schema } from './lib/schema.js'\n")
+  await run(process.execPath, [SCRIPT, dir, 'index.js'])
+  // One entry: all of it in the entry's file.
+  const linked = readFileSync(join(dir, 'index.js'), 'utf8')
+  t.notMatch(linked, /from "@sinclair\/typebox"/, 'no import of the package is left')
+  t.match(linked, /Symbol\.for\("TypeBox\.Kind"\)/, 'its modules are in the bundle')
+  const { schema } = await import(pathToFileURL(join(dir, 'index.js')).href) as { schema: TObject }
+  t.ok(KindGuard.IsObject(schema), 'the application\'s TypeBox knows the linked one\'s schema')
+  t.ok(TypeGuard.IsInteger(schema.properties.n))
 })
 
 t.test('--prune removes the module files the bundle replaced, and keeps declarations', async (t) => {
