@@ -95,6 +95,7 @@ t.test('a BigSerial key: assigned, a string of digits on the wire, exact past 2^
   t.strictSame(ids(await a.inject(`/ledgers/?id=${BIG}`)), [BIG])
   t.strictSame(ids(await a.inject('/ledgers/?id__operator=gt&id=1&__order=id')), ['2', BIG], 'ordered as numbers')
   t.strictSame(ids(await a.inject('/ledgers/')), [BIG, '2', '1'], 'the key descending by default')
+  t.strictSame(ids(await a.inject(`/ledgers/?id__operator=in&id=1&id=${BIG}&__order=id`)), ['1', BIG], 'a list filter, cast to bigint[]')
   const notDigits = await a.inject('/ledgers/?id=x')
   t.strictSame([notDigits.statusCode, json(notDigits).message], [400, 'The value "x" of id is not a valid 64-bit integer.'])
   t.strictSame(json(await a.inject('/ledgers/ids/')), { 1: 'a2', 2: 'b', [BIG]: 'big' })
