@@ -5,7 +5,7 @@
  */
 import { lazyPlugin } from './plugins/lazy.js'
 export { defineTable, column } from './lib/table/index.js'
-export type { Table, TableColumn, TableOptions, ColumnOptions, Column, OnDelete, Choice, RowOf, WriteRowOf, PatchOf, KeyOf, KeyValueOf, Readable, Json } from './lib/table/index.js'
+export type { Table, TableColumn, TableOptions, ColumnOptions, AssignedOptions, Identity, Column, OnDelete, Choice, RowOf, WriteRowOf, PatchOf, KeyOf, KeyValueOf, Readable, Json } from './lib/table/index.js'
 export { createTables, dropTables, startEmbeddedPostgres, checkTables } from './lib/db/index.js'
 export type { Queryable, Database, DatabaseHandle, Runner, Result, Intent, EmbeddedPostgres, EmbeddedOptions, TableProblem, TableProblemKind } from './lib/db/index.js'
 export { HttpError } from './lib/errors.js'

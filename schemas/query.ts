@@ -191,7 +191,7 @@ export function aRow (table: string): string {
 }
 
 /** An id of each key type, to show in the documentation. */
-const EXAMPLE_IDS: Partial<Record<string, number | string>> = { serial: 1, integer: 1, smallInt: 1, bigInt: '1', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6' }
+const EXAMPLE_IDS: Partial<Record<string, number | string>> = { serial: 1, integer: 1, smallInt: 1, bigInt: '1', bigSerial: '1', uuid: '3fa85f64-5717-4562-b3fc-2c963f66afa6' }
 
 /** The `:id` of `/:id/`, as the primary key's type (SPEC §6.11), with an example id. */
 export function idParamsSchema (table: Table): TObject {

@@ -67,6 +67,7 @@ function bigIntRules (_column: ColumnSpec, schema: TSchema): TSchema {
 const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchema) => TSchema>> = {
   numeric: numericRules,
   bigInt: bigIntRules,
+  bigSerial: bigIntRules,
   real: (_column, schema) => withOpenApiRules(schema, { minimum: -REAL_MAX, maximum: REAL_MAX, description: 'A 4-byte float: at most 3.4028235e38 in magnitude and, unless 0, at least 1.4e-45.' }),
   varchar: (_column, schema) => withOpenApiRules(schema, NO_NUL),
   text: (_column, schema) => withOpenApiRules(schema, NO_NUL),
@@ -83,7 +84,7 @@ const BODY_RULES: Partial<Record<ColumnType, (column: ColumnSpec, schema: TSchem
 }
 
 /** The types whose `BODY_RULES` hold for filter values too (a Numeric filter takes any decimal). */
-const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'uuid', 'date', 'time', 'timestamptz', 'interval'])
+const FILTER_RULES: ReadonlySet<ColumnType> = new Set(['bigInt', 'bigSerial', 'uuid', 'date', 'time', 'timestamptz', 'interval'])
 
 /** A schema with its rules for the document written in (`OPENAPI_RULES`), a union's branches' too. */
 function rulesWrittenIn (schema: TSchema): TSchema {
@@ -188,7 +189,8 @@ const EXAMPLES: Partial<Record<TableColumn['type'], unknown>> = {
   email: 'user@example.com',
   integer: 1,
   smallInt: 1,
-  serial: 1
+  serial: 1,
+  bigSerial: '1'
 }
 
 function exampleOf (table: Table, column: ColumnSpec): unknown {

@@ -34,6 +34,11 @@ export function columnDefault (table: Table, column: TableColumn): string | null
   return column.nullable || column.choices !== null ? null : typeOf(column).sqlBlank
 }
 
+/** `GENERATED ALWAYS AS IDENTITY` of a Serial or BigSerial with `identity`, or null: its place in DDL is a default's. */
+export function identityClause (column: ColumnSpec): string | null {
+  return column.identity === undefined ? null : `GENERATED ${column.identity.toUpperCase()} AS IDENTITY`
+}
+
 function foreignKeyClause (table: Table, column: TableColumn): string {
   const target = targetOf(table, column)
   return `REFERENCES ${quoteIdent(target.name)} (${quoteIdent(target.primaryKey.name)}) ON DELETE ${column.onDelete!.toUpperCase()}`
@@ -76,6 +81,8 @@ function columnDefinition (table: Table, column: TableColumn, inlineForeignKey: 
   else if (!column.nullable) parts.push('NOT NULL')
   const fallback = columnDefault(table, column)
   if (fallback !== null) parts.push(`DEFAULT ${fallback}`)
+  const identity = identityClause(column)
+  if (identity !== null) parts.push(identity)
   if (column.unique && !column.primaryKey) parts.push('UNIQUE')
   const check = choicesCheck(column)
   if (check !== null) parts.push(check)

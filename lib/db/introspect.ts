@@ -20,8 +20,9 @@ export interface DbColumn {
   comment: string | null
   /** The labels of an enum type, in their order; null for any other type. */
   enumLabels: string[] | null
-  /** GENERATED ... AS IDENTITY, or a generated (computed) column. */
-  identity: boolean
+  /** GENERATED ALWAYS or BY DEFAULT AS IDENTITY (`attidentity` 'a' or 'd'), null for neither. */
+  identity: 'always' | 'by default' | null
+  /** A generated (computed) column. */
   generated: boolean
 }
 
@@ -70,7 +71,7 @@ const RELATIONS = 'SELECT c.oid::int AS oid, c.relname AS name, c.relkind AS kin
 const COLUMNS = 'SELECT a.attrelid::int AS rel, a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS "notNull", ' +
   'pg_get_expr(d.adbin, d.adrelid) AS "default", col_description(a.attrelid, a.attnum) AS comment, ' +
   "CASE WHEN t.typtype = 'e' THEN ARRAY(SELECT e.enumlabel::text FROM pg_enum e WHERE e.enumtypid = t.oid ORDER BY e.enumsortorder) END AS \"enumLabels\", " +
-  "a.attidentity <> '' AS identity, a.attgenerated <> '' AS generated " +
+  "CASE a.attidentity WHEN 'a' THEN 'always' WHEN 'd' THEN 'by default' END AS identity, a.attgenerated <> '' AS generated " +
   'FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid JOIN pg_type t ON t.oid = a.atttypid ' +
   'LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum ' +
   `WHERE c.relnamespace = ${SCHEMA} AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attrelid, a.attnum`

@@ -37,6 +37,7 @@ const OIDS: Readonly<Record<string, readonly [number, number]>> = {
   integer: [23, 1007],
   smallint: [21, 1005],
   bigint: [20, 1016],
+  bigserial: [20, 1016],
   real: [700, 1021],
   'double precision': [701, 1022],
   numeric: [1700, 1231],

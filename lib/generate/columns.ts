@@ -1,6 +1,6 @@
 import type { DbColumn } from '../db/introspect.js'
 import { COLUMN_TYPES, sqlLiteral, typeOf } from '../table/column-types.js'
-import { column, type ColumnSpec, type ColumnType } from '../table/column.js'
+import { column, type ColumnSpec, type ColumnType, type Identity } from '../table/column.js'
 
 /*
  * One database column -> one column builder call, for `fastify-tablecrud generate`. Every
@@ -131,7 +131,27 @@ export const hasBlank = (mapped: MappedColumn): boolean => COLUMN_TYPES[mapped.t
 /** What the column itself rules out, before its type: the ones `defineTable` refuses and the database computes. */
 export function columnProblem (db: DbColumn): string | null {
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(db.name) || db.name.includes('__')) return 'its name is not an identifier a definition takes (letters, digits and _, no __)'
-  if (db.identity) return 'an identity column: a definition\'s key the database assigns is a serial'
   if (db.generated) return 'a generated column: a definition has no computed columns'
   return null
+}
+
+/** The column types the database assigns, by the type of their values. */
+const ASSIGNED: ReadonlyMap<ColumnType, ColumnType> = new Map<ColumnType, ColumnType>([['integer', 'serial'], ['bigInt', 'bigSerial']])
+const SEQUENCE = /^nextval\('.*'::regclass\)$/
+
+/** A column the database assigns: the column type that says so, and its identity (null: a sequence default). */
+export interface Assigned { type: ColumnType, identity: Identity | null }
+
+/**
+ * How the database assigns a column, as a column type: an integer or bigint with a sequence
+ * default is a Serial or BigSerial (`serial`, `bigserial`), an identity key one with `identity`;
+ * null for a column it does not assign. An identity no column type holds (a smallint's, or one
+ * that is not the key: a definition's identity is its key's) is a reason.
+ */
+export function assignedOf (db: DbColumn, mapped: MappedColumn, isKey: boolean): Outcome<Assigned | null> {
+  const type = ASSIGNED.get(mapped.type)
+  if (db.identity === null) return { ok: type !== undefined && db.default !== null && SEQUENCE.test(db.default) ? { type, identity: null } : null }
+  if (type === undefined) return { reason: `a ${db.type} identity column: the column types the database assigns are serial (integer) and bigSerial (bigint)` }
+  if (!isKey) return { reason: 'an identity column that is not the key: a definition\'s identity is its key\'s. The database still assigns it when a write leaves it out' }
+  return { ok: { type, identity: db.identity } }
 }

@@ -1,7 +1,7 @@
 import type { DbColumn, DbForeignKey, DbSchema, DbTable } from '../db/introspect.js'
 import { typeOf } from '../table/column-types.js'
 import { cutToBytes, MAX_IDENTIFIER_BYTES } from '../sql/identifier.js'
-import { columnProblem, hasBlank, listItems, mapDefault, mapType, spec, valueOf, type MappedColumn, type Outcome } from './columns.js'
+import { assignedOf, columnProblem, hasBlank, listItems, mapDefault, mapType, spec, valueOf, type Assigned, type MappedColumn, type Outcome } from './columns.js'
 import { typeScript, variableName, writeColumn, type WrittenColumn } from './write.js'
 
 /*
@@ -22,7 +22,6 @@ export interface GeneratedTables {
 }
 
 const ON_DELETE: Readonly<Record<string, string>> = { a: 'no action', r: 'restrict', c: 'cascade', n: 'set null', d: 'set default' }
-const SEQUENCE = /^nextval\('.*'::regclass\)$/
 const KINDS = { view: 'a view', 'materialized view': 'a materialized view', 'foreign table': 'a foreign table', 'partitioned table': 'a partitioned table' }
 
 interface Key { column: DbColumn, mapped: MappedColumn }
@@ -35,7 +34,8 @@ function keyOf (table: DbTable): Outcome<Key> {
   if (table.primaryKey.length > 1) return { reason: `its primary key (${table.primaryKey.join(', ')}) has ${table.primaryKey.length} columns: a definition's key is one column` }
   const column = table.columns.find((c) => c.name === table.primaryKey![0])!
   const mapped = mapType(column.type, column.enumLabels)
-  const problem = columnProblem(column) ?? ('reason' in mapped ? mapped.reason : null) ??
+  const assigned = 'ok' in mapped ? assignedOf(column, mapped.ok, true) : null
+  const problem = columnProblem(column) ?? ('reason' in mapped ? mapped.reason : null) ?? (assigned !== null && 'reason' in assigned ? assigned.reason : null) ??
     ('ok' in mapped && typeOf(spec(mapped.ok)).key === null ? `a ${column.type} cannot be a definition's key` : null)
   if (problem !== null) return { reason: `its key ${column.name} (${column.type}) cannot be mapped: ${problem}` }
   return { ok: { column, mapped: (mapped as { ok: MappedColumn }).ok } }
@@ -147,21 +147,25 @@ function plainOptions (ctx: Context, column: DbColumn, mapped: MappedColumn): vo
 /** One column's line, or null with a note saying why it is left out. */
 function columnLine (ctx: Context, column: DbColumn): string | null {
   const where = `Column ${ctx.table.name}.${column.name} (${column.type})`
+  const isKey = ctx.table.primaryKey![0] === column.name
   const mapped = mapType(column.type, column.enumLabels)
-  const problem = columnProblem(column) ?? ('reason' in mapped ? mapped.reason : null)
+  const assigned = 'ok' in mapped ? assignedOf(column, mapped.ok, isKey) : null
+  const problem = columnProblem(column) ?? ('reason' in mapped ? mapped.reason : null) ?? (assigned !== null && 'reason' in assigned ? assigned.reason : null)
   if (problem !== null) {
-    const inserts = column.notNull && column.default === null ? ' It is NOT NULL without a default: inserts through the API fail.' : ''
+    const inserts = column.notNull && column.default === null && column.identity === null ? ' It is NOT NULL without a default: inserts through the API fail.' : ''
     ctx.notes.push(`${where}: not generated, ${problem}.${inserts}`)
     return null
   }
   const ok = (mapped as { ok: MappedColumn }).ok
-  const isKey = ctx.table.primaryKey![0] === column.name
-  const serial = ok.type === 'integer' && column.default !== null && SEQUENCE.test(column.default)
-  if (isKey && serial && column.name === 'id') return null
-  if (serial) ok.type = 'serial'
+  const by = (assigned as { ok: Assigned | null }).ok
+  const serial = by !== null
+  // The key defineTable adds: an `id` serial.
+  if (isKey && by?.type === 'serial' && by.identity === null && column.name === 'id') return null
+  if (serial) ok.type = by.type
   const written: WrittenColumn = { name: column.name, mapped: ok, foreignKey: isKey ? undefined : foreignKeyOf(ctx, column) }
   if (isKey) {
     ok.options.set('primaryKey', true)
+    if (by?.identity != null) ok.options.set('identity', by.identity)
     const own = typeOf(spec(ok)).key!.sqlDefault
     if (!serial && column.default !== own) ctx.notes.push(`${where}: its default ${column.default ?? '(none)'} is not kept: a key of this type gets ${own ?? 'none'}.`)
   } else if (written.foreignKey !== undefined) {

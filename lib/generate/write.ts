@@ -48,7 +48,7 @@ export function literal (value: unknown): string {
 }
 
 /** The order options are written in, whatever order they were found in. */
-const ORDER = ['length', 'digits', 'primaryKey', 'null', 'onDelete', 'related', 'unique', 'index', 'default', 'required', 'choices', 'helpText']
+const ORDER = ['length', 'digits', 'primaryKey', 'identity', 'null', 'onDelete', 'related', 'unique', 'index', 'default', 'required', 'choices', 'helpText']
 
 function options (mapped: MappedColumn): string {
   const found = [...mapped.options].sort(([a], [b]) => ORDER.indexOf(a) - ORDER.indexOf(b)).map(([name, value]) => {

@@ -28,8 +28,8 @@ export type AggregateFunction = 'count' | 'count_distinct' | 'avg' | 'sum' | 'mi
  */
 export type ResultKind = 'count' | 'float' | 'decimal' | 'same'
 
-const NUMBERS = new Set(['serial', 'integer', 'smallInt', 'bigInt', 'real', 'doublePrecision', 'numeric'])
-const EXACT = new Set(['numeric', 'bigInt'])
+const NUMBERS = new Set(['serial', 'integer', 'smallInt', 'bigInt', 'bigSerial', 'real', 'doublePrecision', 'numeric'])
+const EXACT = new Set(['numeric', 'bigInt', 'bigSerial'])
 
 const isNumber = (column: TableColumn): boolean => NUMBERS.has(column.type)
 const isOrdered = (column: TableColumn): boolean => typeOf(column).filtering(column) === 'ordered'

@@ -166,6 +166,23 @@ const integer = {
   schema: () => Type.Integer(INT32)
 }
 
+/** What BigInt and BigSerial values are: digit strings out, exact past 2^53. */
+const bigInt = {
+  parse: (_column: ColumnSpec, text: string) => parseBigInt(text),
+  expected: words('64-bit integer'),
+  form: words('an integer'),
+  write: (_column: ColumnSpec, value: unknown) => {
+    const digits = parseBigInt(value)
+    if (digits === undefined) throw new ValueError('must be a 64-bit integer (a string of digits past 2^53)')
+    return digits
+  },
+  // A JSON number is taken while it is exact; past 2^53 a client sends the digits as a string.
+  schema: (_column: ColumnSpec, mode: Mode) => mode === 'out'
+    ? Type.String()
+    : Type.Union([Type.Integer(), Type.String()]),
+  wire: (_column: ColumnSpec, value: unknown) => parseBigInt(value) ?? value
+}
+
 /** What the types whose values are JSON numbers share (but serial): ordered, 0 when blank. */
 const number = {
   write: same,
@@ -265,12 +282,44 @@ function clock ({ sql, parse, expected, form, schemaIn, sqlNow, now, wire, read 
   }
 }
 export const BIGINT_PATTERN = '^[+-]?\\d+$'
+/** A BigSerial path id: a positive integer (SPEC §6.11), at most 2^63 - 1 (checked in code). */
+const POSITIVE_PATTERN = '^\\+?0*[1-9]\\d*$'
+const INT64_MAX = 9223372036854775807n
+
+/**
+ * What a key the database assigns is in DDL: its sequence type (`serial`), or with `identity`
+ * the plain integer type, `createTables` adding `GENERATED ... AS IDENTITY` (lib/db/ddl.ts).
+ */
+const assignedSql = (sequence: string, plain: string) => (column: ColumnSpec): string => column.identity === undefined ? sequence : plain
+
+/** A definition problem of a Serial or BigSerial: in an array, or an `identity` that is no identity or not on the key. */
+const assignedCheck = (plural: string) => (column: ColumnSpec, inArray: boolean): string | null => {
+  if (inArray) return `an array cannot hold ${plural}`
+  if (column.identity === undefined) return null
+  if (column.identity !== 'always' && column.identity !== 'by default') return "identity must be 'always' or 'by default'"
+  // Elsewhere the database would refuse every write: a body leaving it out sends NULL (SPEC §6.2).
+  return column.primaryKey ? null : 'identity is for the primary key only'
+}
+
+/** What Serial and BigSerial share as values: ordered, no type default, no declared default. */
+const assignedValues = {
+  filtering: ordered,
+  matches: false,
+  orders: true,
+  sqlBlank: null,
+  blank: () => null,
+  literal: noLiteral,
+  now: null,
+  widget: null,
+  read: null
+} as const
 
 export const COLUMN_TYPES = {
   serial: {
     ...integer,
-    sql: fixed('serial'),
-    check: (_column, inArray) => inArray ? 'an array cannot hold serials' : null,
+    ...assignedValues,
+    sql: assignedSql('serial', 'integer'),
+    check: assignedCheck('serials'),
     key: {
       parse: (_column, text) => { const n = parseInteger(text); return n !== undefined && n > 0 ? n : undefined },
       schema: (_column, description) => Type.Integer({ minimum: 1, maximum: INT32.maximum, description }),
@@ -280,16 +329,7 @@ export const COLUMN_TYPES = {
       sqlDefault: null
     },
     write: same,
-    filtering: ordered,
-    matches: false,
-    orders: true,
-    sqlBlank: null,
-    blank: () => null,
-    literal: noLiteral,
-    wire: same,
-    now: null,
-    widget: null,
-    read: null
+    wire: same
   },
   integer: {
     ...integer,
@@ -435,6 +475,7 @@ export const COLUMN_TYPES = {
     schema: () => Type.Integer(INT16)
   },
   bigInt: {
+    ...bigInt,
     sql: fixed('bigint'),
     check: noCheck,
     key: {
@@ -445,29 +486,31 @@ export const COLUMN_TYPES = {
       assigned: false,
       sqlDefault: null
     },
-    parse: (_column, text) => parseBigInt(text),
-    expected: words('64-bit integer'),
-    form: words('an integer'),
-    write: (_column, value) => {
-      const digits = parseBigInt(value)
-      if (digits === undefined) throw new ValueError('must be a 64-bit integer (a string of digits past 2^53)')
-      return digits
-    },
-    // A JSON number is taken while it is exact; past 2^53 a client sends the digits as a string.
-    schema: (_column, mode) => mode === 'out'
-      ? Type.String()
-      : Type.Union([Type.Integer(), Type.String()]),
     filtering: ordered,
     matches: false,
     orders: true,
     sqlBlank: '0',
     blank: () => '0',
     literal: (_column, value) => parseBigInt(value),
-    wire: (_column, value) => parseBigInt(value) ?? value,
     now: null,
     widget: null,
     // pg's own reader keeps int8 and int8[] as digit strings already.
     read: null
+  },
+  bigSerial: {
+    // A BigInt on the wire and in filters; a Serial as a key.
+    ...bigInt,
+    ...assignedValues,
+    sql: assignedSql('bigserial', 'bigint'),
+    check: assignedCheck('bigserials'),
+    key: {
+      parse: (_column, text) => { const digits = parseBigInt(text); return digits !== undefined && BigInt(digits) > 0n ? digits : undefined },
+      schema: (_column, description) => Type.String({ pattern: POSITIVE_PATTERN, description: `${description} From 1 to ${INT64_MAX}.` }),
+      json: 'string',
+      referencedAs: fixed('bigint'),
+      assigned: true,
+      sqlDefault: null
+    }
   },
   doublePrecision: {
     ...number,

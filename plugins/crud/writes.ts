@@ -197,8 +197,8 @@ function writer (c: CrudContext, values: BodyValues): Writer {
       const checked = values.check(request.body, c.validated(operation))
       await c.validate(operation, request)
       const key = parseId(table, request.params.id)
-      const name = table.primaryKey.name
-      if (Object.hasOwn(request.body, name) && request.body[name] !== key) throw new TABLECRUD_ERR_BODY_ID_MISMATCH(name)
+      // Compared as the database takes them: a BigInt's 2 is the path's "2", a UUID's case is no difference.
+      if (checked.row.has(table.primaryKey) && checked.row.get(table.primaryKey) !== key) throw new TABLECRUD_ERR_BODY_ID_MISMATCH(table.primaryKey.name)
       return { key, checked }
     },
     async conditional (request, key, hooks, work) {

@@ -11,7 +11,7 @@ import { literal, quote } from '../../lib/generate/write.js'
  */
 
 const col = (name: string, type: string, extra: Partial<DbColumn> = {}): DbColumn =>
-  ({ name, type, notNull: false, default: null, comment: null, enumLabels: null, identity: false, generated: false, ...extra })
+  ({ name, type, notNull: false, default: null, comment: null, enumLabels: null, identity: null, generated: false, ...extra })
 
 const SERIAL_ID = col('id', 'integer', { notNull: true, default: "nextval('t_id_seq'::regclass)" })
 
@@ -30,7 +30,7 @@ t.test('tables that cannot be defined are left out, each with its reason; a key 
     table('nokey', [col('a', 'integer')], { primaryKey: null }),
     table('jsonkey', [col('doc', 'jsonb', { notNull: true })]),
     table('pointkey', [col('p', 'point', { notNull: true })]),
-    table('identkey', [col('id', 'integer', { notNull: true, identity: true })]),
+    table('smallident', [col('id', 'smallint', { notNull: true, identity: 'always' })]),
     table('textkey', [col('code', 'text', { notNull: true, default: "'x'::text" })])
   ))
   t.same(tables, ['textkey'])
@@ -42,9 +42,27 @@ t.test('tables that cannot be defined are left out, each with its reason; a key 
     'Table nokey: not generated, it has no primary key (a definition without one adds an id serial the table does not have).',
     'Table jsonkey: not generated, its key doc (jsonb) cannot be mapped: a jsonb cannot be a definition\'s key.',
     'Table pointkey: not generated, its key p (point) cannot be mapped: no column type is point.',
-    'Table identkey: not generated, its key id (integer) cannot be mapped: an identity column: a definition\'s key the database assigns is a serial.',
+    'Table smallident: not generated, its key id (smallint) cannot be mapped: a smallint identity column: the column types the database assigns are serial (integer) and bigSerial (bigint).',
     'Column textkey.code (text): its default \'x\'::text is not kept: a key of this type gets none.'
   ])
+})
+
+t.test('keys the database assigns: bigserial a BigSerial, identity keys with `identity`, no note', async (t) => {
+  const { source, notes } = generateTables(schema(
+    table('always', [col('id', 'integer', { notNull: true, identity: 'always' })]),
+    table('big', [col('id', 'bigint', { notNull: true, default: "nextval('big_id_seq'::regclass)" })]),
+    table('by_default', [col('code', 'bigint', { notNull: true, identity: 'by default' }), col('big', 'bigint')], {
+      foreignKeys: [{ columns: ['big'], table: 'big', references: ['id'], onDelete: 'c' }]
+    })
+  ))
+  t.same(notes, [])
+  for (const line of [
+    // An identity `id` is written: the `id` defineTable adds is a serial.
+    "export const always = defineTable('always', {\n  id: column.serial({ primaryKey: true, identity: 'always' })\n})",
+    "export const big = defineTable('big', {\n  id: column.bigSerial({ primaryKey: true })\n})",
+    "  code: column.bigSerial({ primaryKey: true, identity: 'by default' }),",
+    '  big: column.foreignKey<string>((): Table => big)'
+  ]) t.ok(source.includes(line), line)
 })
 
 t.test('columns and foreign keys that cannot be mapped are left out or written plain, each with a note', async (t) => {
@@ -67,6 +85,7 @@ t.test('columns and foreign keys that cannot be mapped are left out or written p
       col('pair_a', 'integer'),
       col('seq', 'integer', { notNull: true, default: "nextval('t_seq_seq'::regclass)" }),
       col('big_seq', 'bigint', { notNull: true, default: "nextval('t_big_seq'::regclass)" }),
+      col('ident', 'integer', { notNull: true, identity: 'by default' }),
       col('when', 'timestamp with time zone', { notNull: true, default: 'CURRENT_TIMESTAMP' }),
       col('tags', 'text[]', { default: "ARRAY['a'::text, 'it''s'::text]" }),
       col('odd', 'integer[]', { default: 'ARRAY[(1 + 1)]' }),
@@ -105,7 +124,8 @@ t.test('columns and foreign keys that cannot be mapped are left out or written p
     'Column t.not_key: its foreign key to other is not kept (it references other.name, not the key); written as a plain column.',
     'Column t.narrow: its foreign key to other is not kept (its type differs from other\'s key (text)); written as a plain column.',
     'Column t.fk_default (text): its default is not kept: a foreign key takes none.',
-    'Column t.big_seq: its default is not kept: the default nextval(\'t_big_seq\'::regclass) is not a constant of its type (a definition\'s default is a value, or \'now\' for the clock types).',
+    // Not the key: no "inserts fail", the database assigns it.
+    'Column t.ident (integer): not generated, an identity column that is not the key: a definition\'s identity is its key\'s. The database still assigns it when a write leaves it out.',
     'Column t.when: its default is not kept: the default CURRENT_TIMESTAMP is not a constant of its type (a definition\'s default is a value, or \'now\' for the clock types).',
     'Column t.odd: its default is not kept: the default ARRAY[(1 + 1)] is not a constant of its type (a definition\'s default is a value, or \'now\' for the clock types).',
     'Column t.doc: its default is not kept: the default \'{x\'::jsonb is not a constant of its type (a definition\'s default is a value, or \'now\' for the clock types).',
@@ -120,8 +140,7 @@ t.test('columns and foreign keys that cannot be mapped are left out or written p
     '  elsewhere: column.integer({ null: true }),',
     '  fk_default: column.foreignKey<string>((): Table => other),',
     '  seq: column.serial(),',
-    // A default not kept is left to the type's: the note says so.
-    '  big_seq: column.bigInt(),',
+    '  big_seq: column.bigSerial(),',
     '  when: column.timestamptz(),',
     "  tags: column.array(column.text(), { null: true, default: ['a', 'it\\'s'] }),",
     '  flag: column.boolean({ default: true, choices: { true: true } }),',
