@@ -102,7 +102,7 @@ async function settled (server: Pick<Server, 'pid' | 'stats'>): Promise<Settled>
 const entry = fileURLToPath(new URL('./.build/bench/server.js', import.meta.url))
 const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url))
 const bundler = fileURLToPath(new URL('../scripts/bundle.mjs', import.meta.url))
-const bundle = (build: string): void => { execFileSync(process.execPath, [bundler, build, 'index.js'], { stdio: 'inherit' }) }
+const bundle = (build: string, script = bundler): void => { execFileSync(process.execPath, [script, build, 'index.js'], { stdio: 'inherit' }) }
 
 /**
  * Compiles bench/server.ts and what it imports into bench/.build (bench/tsconfig.json), the
@@ -142,8 +142,10 @@ export function buildBefore (checkout: string): string {
   }
   const built = path.join(dir, '.build', GRAFT, 'server.js')
   if (!existsSync(built)) throw new Error(`BENCH_BEFORE: ${built} was not written`)
-  // Linked by this run's bundler, as this run's library is: the two differ only in their code.
-  bundle(path.join(dir, '.build'))
+  // Linked as that checkout's package is, by its own bundler (what it links in is its code too),
+  // or by this run's where it has none.
+  const own = path.join(path.resolve(checkout), 'scripts', 'bundle.mjs')
+  bundle(path.join(dir, '.build'), existsSync(own) ? own : bundler)
   return built
 }
 
