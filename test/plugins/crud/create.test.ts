@@ -393,3 +393,28 @@ t.test('values a column cannot take are named in the table\'s order, not the bod
     t.strictSame((await rowsOf(app, movie)).map((row) => row.name), ['B'], 'nothing was written')
   }
 })
+
+t.test('a column named as a member of Object.prototype is a column like any other in a body', async (t) => {
+  // Bodies are plain objects: a check by `body.constructor !== undefined` would find the inherited one.
+  const odd = defineTable('proto_named', {
+    hasOwnProperty: column.serial({ primaryKey: true }),
+    constructor: column.integer({ required: true, unique: true }),
+    toString: column.text({ null: true }),
+    valueOf: column.integer({ null: true })
+  })
+  const app = await freshApp(t, db, async (app) => { await app.register(tableCrud, { table: odd, prefix: '/odd', readOnly: false }) }, [odd])
+  const created = await app.inject({ method: 'POST', url: '/odd/', payload: { constructor: 7 } })
+  t.equal(created.statusCode, 201, created.body)
+  t.strictSame(json(created), { hasOwnProperty: 1, constructor: 7, toString: null, valueOf: null })
+  const missing = await app.inject({ method: 'POST', url: '/odd/', payload: { toString: 'x' } })
+  t.strictSame(json(missing), invalid([['constructor', 'is required']]), 'an inherited member is no value of a required column')
+  const replaced = await app.inject({ method: 'PUT', url: '/odd/1/', payload: { constructor: 8, toString: 'y' } })
+  t.equal(replaced.statusCode, 200, replaced.body)
+  t.strictSame(json(replaced), { hasOwnProperty: 1, constructor: 8, toString: 'y', valueOf: null })
+  const patched = await app.inject({ method: 'PATCH', url: '/odd/1/', payload: { valueOf: 3 } })
+  t.strictSame(json(patched), { hasOwnProperty: 1, constructor: 8, toString: 'y', valueOf: 3 })
+  const upserted = await app.inject({ method: 'POST', url: '/odd/?__on_conflict=constructor', payload: [{ constructor: 8, valueOf: 4 }, { constructor: 9 }] })
+  t.equal(upserted.statusCode, 200, upserted.body)
+  // The key the database gave the second row is left out: the conflicting row took a sequence value too.
+  t.strictSame((await rowsOf(app, odd)).map((row) => [row.constructor, row.toString, row.valueOf]), [[8, 'y', 4], [9, null, null]], 'the first row updated, the second inserted')
+})
