@@ -75,7 +75,12 @@ export function writeColumn ({ name, mapped, foreignKey }: WrittenColumn): strin
 
 /** The module: a header, the import, one definition per table, and `tables`. */
 export function typeScript (tables: readonly WrittenTable[]): string {
-  const usesTable = tables.some((t) => t.lines.some((line) => line.includes('(): Table =>')))
+  // What the module uses, and only that: under `noUnusedLocals` an unused import is an error.
+  const used = [
+    tables.some((t) => t.lines.length > 0) && 'column',
+    tables.length > 0 && 'defineTable',
+    tables.some((t) => t.lines.some((line) => line.includes('(): Table =>'))) && 'type Table'
+  ].filter(Boolean)
   const definitions = tables.map((t) => {
     const options = t.comment === null ? '' : `, { helpText: ${quote(t.comment)} }`
     const columns = t.lines.length === 0 ? '{}' : `{\n${t.lines.map((line) => `  ${line}`).join(',\n')}\n}`
@@ -83,7 +88,7 @@ export function typeScript (tables: readonly WrittenTable[]): string {
   })
   return [
     '// Written by `fastify-tablecrud generate` from the database; edit it as your own. `fastify-tablecrud check` compares it with the database.',
-    `import { column, defineTable${usesTable ? ', type Table' : ''} } from 'fastify-tablecrud'`,
+    ...(used.length === 0 ? [] : [`import { ${used.join(', ')} } from 'fastify-tablecrud'`]),
     '',
     ...definitions,
     '/** Every table above, for createTables and checkTables. */',

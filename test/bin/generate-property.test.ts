@@ -365,7 +365,7 @@ async function serves (t: Test, tables: readonly Table[], seed: string): Promise
 /** Type-checks the written modules against the library, all in one program. */
 function typeErrors (paths: readonly string[]): string[] {
   const config = ts.getParsedCommandLineOfConfigFile(join(ROOT, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => {} })!
-  const program = ts.createProgram(paths, { ...config.options, noEmit: true, noUnusedLocals: false })
+  const program = ts.createProgram(paths, { ...config.options, noEmit: true, noUnusedLocals: true })
   return ts.getPreEmitDiagnostics(program).filter((d) => paths.includes(d.file?.fileName ?? ''))
     .map((d) => `${d.file?.fileName ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)
 }

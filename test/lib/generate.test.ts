@@ -152,6 +152,14 @@ t.test('columns and foreign keys that cannot be mapped are left out or written p
   t.notOk(source.includes('computed'), 'a column left out is not written')
 })
 
+t.test('a module imports only what it uses: no column builder where no table has a column of its own, nothing without tables', async (t) => {
+  const { source } = generateTables(schema(table('bare', [SERIAL_ID])))
+  t.ok(source.includes("import { defineTable } from 'fastify-tablecrud'\n\nexport const bare = defineTable('bare', {})\n"), source)
+  const empty = generateTables(schema()).source
+  t.notOk(empty.includes('import'), empty)
+  t.ok(empty.includes('export const tables = []'))
+})
+
 t.test('a module without foreign keys imports no Table type', async (t) => {
   const { source } = generateTables(schema(table('solo', [SERIAL_ID, col('n', 'integer', { notNull: true, default: '0' })])))
   t.equal(source, [
