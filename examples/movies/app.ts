@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis'
 import {
   createTables, createToken, createUser, csp, csrf, errorShape, frameworkErrors, jwtAuth, jwtLogin, localMediaStorage, rateLimit,
   tableCrud, tokenAuth, tokenLogin, tokenTable, userTable, sessionAuth, sessionLogin, sessionLogout, sessionTable, html, layout,
-  HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider, health
+  HttpError, type Validator, register, changePassword, mfaSetup, mfaSecretTable, authenticatorProvider, health, tablecrudDatabase
 } from '../../index.js'
 import { openApi } from '../../plugins/openapi.js'
 import type {} from '../../user.js' // request.user: AuthUser | null (docs/auth.md)
@@ -37,6 +37,12 @@ export interface DemoOptions {
   mediaPath?: string
   /** Rate-limit counters shared by every instance on this Redis; in the process without it. */
   redis?: Redis
+  /**
+   * `'unnamed'` behind a transaction-mode pooler (PgBouncer, Supabase's or Neon's pooled URL),
+   * where a named prepared statement is not found on the next transaction's server connection
+   * (docs/deployment.md). Named by default.
+   */
+  preparedStatements?: 'named' | 'unnamed'
 }
 
 /** The development MFA key: anyone who reads this file can decrypt the demo's MFA secrets. */
@@ -139,6 +145,7 @@ export async function buildDemo (options: DemoOptions): Promise<FastifyInstance>
   // First, so every error of the application, Fastify's and Node's own included, is in the SPEC §1 shape.
   await app.register(errorShape)
   await app.register(fastifyPostgres, { connectionString: options.connectionString, max: options.max, idleTimeoutMillis: options.idleTimeoutMillis, connectionTimeoutMillis: 5000 })
+  if (options.preparedStatements !== undefined) await app.register(tablecrudDatabase, { preparedStatements: options.preparedStatements })
   // Before the CSP and the rate limits, so a load balancer's probes are neither (SPEC §9.3).
   await app.register(health)
   // Every page and route, the docs included, under `default-src 'self'` and the rate limits

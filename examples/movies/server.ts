@@ -1,13 +1,23 @@
 /**
  * `npm start`: the movies demo on 127.0.0.1:3000 (PORT, HOST and DATABASE_URL honoured). Without
  * DATABASE_URL it runs on the embedded PostgreSQL, in memory. With REDIS_URL the rate limits are
- * counted in Redis, shared by every instance.
+ * counted in Redis, shared by every instance. PREPARED_STATEMENTS=unnamed when DATABASE_URL is a
+ * transaction-mode pooler's.
  */
 import { mkdtemp } from 'node:fs/promises'
 import { Redis } from 'ioredis'
 import { startEmbeddedPostgres } from '../../index.js'
 import { buildDemo, DEFAULT_MEDIA_PATH, DEMO_USER } from './app.js'
 
+function preparedStatements (value: string | undefined): 'named' | 'unnamed' | undefined {
+  if (value === undefined || value === '') return undefined
+  if (value === 'named' || value === 'unnamed') return value
+  console.error(`PREPARED_STATEMENTS=${value}: it is named (the default) or unnamed (behind a transaction-mode pooler).`)
+  process.exit(1)
+}
+
+// Before anything starts: a wrong value is one line, not a half-started demo.
+const prepared = preparedStatements(process.env.PREPARED_STATEMENTS)
 const embedded = process.env.DATABASE_URL === undefined || process.env.DATABASE_URL === '' ? await startEmbeddedPostgres() : null
 const redis = process.env.REDIS_URL === undefined || process.env.REDIS_URL === '' ? undefined : new Redis(process.env.REDIS_URL, { maxRetriesPerRequest: 1 })
 // The limiter logs an outage once; ioredis would print every failed reconnection.
@@ -20,7 +30,8 @@ const app = await buildDemo({
   max: embedded === null ? 10 : 1,
   secret: process.env.JWT_SECRET,
   mfaKey: process.env.MFA_KEY,
-  mediaPath
+  mediaPath,
+  preparedStatements: prepared
 })
 const host = process.env.HOST ?? '127.0.0.1'
 const port = Number(process.env.PORT ?? 3000)

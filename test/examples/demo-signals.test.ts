@@ -23,6 +23,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), MEDIA_PATH: media }
     if (db.embedded) delete env.DATABASE_URL
     else env.DATABASE_URL = db.connectionString
+    // Through the pooled mode's PgBouncer (TEST_POOLER), as docs/deployment.md tells a user to.
+    if (db.pooled) env.PREPARED_STATEMENTS = 'unnamed'
     delete env.REDIS_URL
     const child = spawn(process.execPath, ['--import', 'tsx', 'examples/movies/server.ts'], { env: unmeasured(env), stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''

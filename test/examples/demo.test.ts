@@ -10,7 +10,8 @@ process.env.TABLECRUD_BCRYPT_COST ??= '4'
 const db = await testDatabase(t)
 const mediaPath = await mkdtemp(join(tmpdir(), 'tc-f-demo-media-'))
 t.teardown(async () => await rm(mediaPath, { recursive: true, force: true }))
-const app = await buildDemo({ ...appPool(db), mediaPath })
+// Named statements as a direct connection takes them, unnamed through the pooled mode's PgBouncer.
+const app = await buildDemo({ ...appPool(db), mediaPath, preparedStatements: db.pooled ? 'unnamed' : 'named' })
 t.teardown(async () => await app.close())
 await app.ready()
 

@@ -49,3 +49,11 @@ t.test('each demo has a media folder of its own', async (t) => {
   t.match(folders[0], /fastify-tablecrud-demo-media-\w{6}$/)
   t.not(folders[0], folders[1])
 })
+
+t.test('PREPARED_STATEMENTS: unnamed starts the demo (behind a transaction-mode pooler); anything else but named is one line', async (t) => {
+  const unnamed = await start({ PORT: '15463', PREPARED_STATEMENTS: 'unnamed' })
+  t.equal(unnamed.code, 0, unnamed.stderr)
+  t.match(unnamed.stdout, /Ctrl-C stops\./)
+  const wrong = await start({ PORT: '15464', PREPARED_STATEMENTS: 'yes' })
+  t.same(wrong, { code: 1, stdout: '', stderr: 'PREPARED_STATEMENTS=yes: it is named (the default) or unnamed (behind a transaction-mode pooler).\n' })
+})
