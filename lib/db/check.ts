@@ -4,6 +4,7 @@ import { quoteIdent, quoteLiteral } from '../sql/identifier.js'
 import type { Table, TableColumn } from '../table/table.js'
 import { typeOf } from '../table/column-types.js'
 import { columnDefault, identityClause, sqlType } from './ddl.js'
+import { SEQUENCE_DEFAULT } from './introspect.js'
 import { runnerOf, type DatabaseHandle } from './port.js'
 
 /** What `checkTables` can find wrong with a table. */
@@ -36,8 +37,6 @@ interface ColumnFacts {
   labels: string[] | null
 }
 
-/** A Serial key's default names its sequence; any `nextval(...)` is the same intent. */
-const SEQUENCE_DEFAULT = /^nextval\('.*'::regclass\)$/
 /** What a Serial or BigSerial without `identity` expects in place of a default: any sequence's. */
 const SEQUENCED = new Set(['serial', 'bigserial'])
 

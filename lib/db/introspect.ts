@@ -26,6 +26,9 @@ export interface DbColumn {
   generated: boolean
 }
 
+/** A default that draws from a sequence (a `serial`'s, a `bigserial`'s): any `nextval(...)` is the same intent. */
+export const SEQUENCE_DEFAULT = /^nextval\('.*'::regclass\)$/
+
 export interface DbForeignKey {
   columns: string[]
   /** The referenced table, null when it is in another schema. */

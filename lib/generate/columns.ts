@@ -1,4 +1,4 @@
-import type { DbColumn } from '../db/introspect.js'
+import { SEQUENCE_DEFAULT, type DbColumn } from '../db/introspect.js'
 import { COLUMN_TYPES, sqlLiteral, typeOf } from '../table/column-types.js'
 import { column, type ColumnSpec, type ColumnType, type Identity } from '../table/column.js'
 
@@ -137,7 +137,6 @@ export function columnProblem (db: DbColumn): string | null {
 
 /** The column types the database assigns, by the type of their values. */
 const ASSIGNED: ReadonlyMap<ColumnType, ColumnType> = new Map<ColumnType, ColumnType>([['integer', 'serial'], ['bigInt', 'bigSerial']])
-const SEQUENCE = /^nextval\('.*'::regclass\)$/
 
 /** A column the database assigns: the column type that says so, and its identity (null: a sequence default). */
 export interface Assigned { type: ColumnType, identity: Identity | null }
@@ -150,7 +149,7 @@ export interface Assigned { type: ColumnType, identity: Identity | null }
  */
 export function assignedOf (db: DbColumn, mapped: MappedColumn, isKey: boolean): Outcome<Assigned | null> {
   const type = ASSIGNED.get(mapped.type)
-  if (db.identity === null) return { ok: type !== undefined && db.default !== null && SEQUENCE.test(db.default) ? { type, identity: null } : null }
+  if (db.identity === null) return { ok: type !== undefined && db.default !== null && SEQUENCE_DEFAULT.test(db.default) ? { type, identity: null } : null }
   if (type === undefined) return { reason: `a ${db.type} identity column: the column types the database assigns are serial (integer) and bigSerial (bigint)` }
   if (!isKey) return { reason: 'an identity column that is not the key: a definition\'s identity is its key\'s. The database still assigns it when a write leaves it out' }
   return { ok: { type, identity: db.identity } }

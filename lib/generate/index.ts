@@ -158,22 +158,21 @@ function columnLine (ctx: Context, column: DbColumn): string | null {
   }
   const ok = (mapped as { ok: MappedColumn }).ok
   const by = (assigned as { ok: Assigned | null }).ok
-  const serial = by !== null
   // The key defineTable adds: an `id` serial.
   if (isKey && by?.type === 'serial' && by.identity === null && column.name === 'id') return null
-  if (serial) ok.type = by.type
+  if (by !== null) ok.type = by.type
   const written: WrittenColumn = { name: column.name, mapped: ok, foreignKey: isKey ? undefined : foreignKeyOf(ctx, column) }
   if (isKey) {
     ok.options.set('primaryKey', true)
-    if (by?.identity != null) ok.options.set('identity', by.identity)
+    if (by !== null && by.identity !== null) ok.options.set('identity', by.identity)
     const own = typeOf(spec(ok)).key!.sqlDefault
-    if (!serial && column.default !== own) ctx.notes.push(`${where}: its default ${column.default ?? '(none)'} is not kept: a key of this type gets ${own ?? 'none'}.`)
+    if (by === null && column.default !== own) ctx.notes.push(`${where}: its default ${column.default ?? '(none)'} is not kept: a key of this type gets ${own ?? 'none'}.`)
   } else if (written.foreignKey !== undefined) {
     // The key's type is the target's: the builder takes no length or digits.
     ok.options.clear()
     if (column.notNull) ok.options.set('null', false)
     if (column.default !== null) ctx.notes.push(`${where}: its default is not kept: a foreign key takes none.`)
-  } else if (!serial) {
+  } else if (by === null) {
     if (!column.notNull) ok.options.set('null', true)
     plainOptions(ctx, column, ok)
   }
