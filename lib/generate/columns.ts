@@ -103,6 +103,8 @@ export function valueOf (mapped: MappedColumn, text: string | boolean): unknown 
   if (mapped.type === 'jsonb') {
     try { return JSON.parse(text) as unknown } catch { return undefined }
   }
+  // A Numeric's value is its text at the column's scale (`-3.10`), as createTables writes it back.
+  if (mapped.type === 'numeric') return descriptor.wire(spec(mapped), text)
   return descriptor.read === null ? text : descriptor.read.parse(text)
 }
 

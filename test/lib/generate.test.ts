@@ -177,6 +177,10 @@ t.test('the pieces: types, defaults, CHECK lists, literals', async (t) => {
   t.same(mapType('numeric', null), { reason: 'a numeric without precision and scale (column.numeric needs digits)' })
   t.same(mapType('character(2)', null), { reason: 'a blank-padded character type: no column type keeps the padding (varchar or text do not)' })
   t.same(mapDefault({ type: 'interval', options: new Map() }, "'01:00:00'::interval"), { ok: 'PT1H' })
+  // At the column's scale, as createTables writes it and the API answers it: read again, the same module.
+  const money = { type: 'numeric', options: new Map<string, unknown>([['digits', [6, 2]]]) } as const
+  t.same(mapDefault(money, "'-3.1'::numeric"), { ok: '-3.10' })
+  t.same(mapDefault(money, '3.1'), { ok: '3.10' })
   t.same(mapDefault({ type: 'array', element: { type: 'integer', options: new Map() }, options: new Map() }, "'{}'::integer[]"), { ok: [] })
   t.same(mapDefault({ type: 'array', element: { type: 'integer', options: new Map() }, options: new Map() }, "'{1}'::integer[]"), {
     reason: "the default '{1}'::integer[] is not a constant of its type (a definition's default is a value, or 'now' for the clock types)"
